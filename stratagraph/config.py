@@ -1,0 +1,80 @@
+"""The one settings class. Every knob comes from here (env prefix ``STRATAGRAPH_``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_home() -> Path:
+    return Path(os.environ.get("STRATAGRAPH_HOME") or "./.stratagraph")
+
+
+class Settings(BaseSettings):
+    """Settings of a stratagraph store and its pipelines.
+
+    The store directory comes from ``--store`` on the CLI, else ``STRATAGRAPH_HOME``, else ``./.stratagraph``.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="STRATAGRAPH_", extra="ignore")
+
+    home: Path = Field(default_factory=_default_home)
+
+    # backends
+    graph: Literal["sqlite", "neo4j"] = "sqlite"
+    neo4j_uri: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_URI", "STRATAGRAPH_NEO4J_URI"))
+    neo4j_user: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_USER", "STRATAGRAPH_NEO4J_USER"))
+    neo4j_password: str | None = Field(
+        default=None, validation_alias=AliasChoices("NEO4J_PASSWORD", "STRATAGRAPH_NEO4J_PASSWORD")
+    )
+    chroma_url: str | None = None
+
+    # embeddings
+    embeddings: Literal["minilm", "openai"] = "minilm"
+    embedding_model: str = "text-embedding-3-small"
+    embedding_batch_size: int = Field(default=32, ge=1)
+    embedding_threads: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
+    embedding_max_tokens: int = Field(default=256, ge=16, le=512)
+
+    # LLM (optional)
+    llm_model: str | None = None
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "STRATAGRAPH_OPENAI_BASE_URL")
+    )
+    openai_api_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "STRATAGRAPH_OPENAI_API_KEY")
+    )
+
+    # ingestion
+    chunk_tokens: int = Field(default=200, ge=16, description="token budget of one chunk (BiG-RAG Alg. 1 tau)")
+    carry_over_sentences: int = Field(default=2, ge=0, description="sentences of the previous chunk kept as context (BAG-RAG eq. 2)")
+    max_file_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="files larger than this are refused")
+    json_title_field: str = "title"
+    json_text_field: str = "text"
+    json_id_field: str = "id"
+
+    @field_validator("home", mode="before")
+    @classmethod
+    def _expand(cls, v: object) -> object:
+        return Path(v).expanduser() if isinstance(v, (str, Path)) else v
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.home / "graph.sqlite"
+
+    @property
+    def chroma_path(self) -> Path:
+        return self.home / "chroma"
+
+    def settings_fingerprint(self) -> dict[str, object]:
+        """The settings that change what ingestion produces (part of every content hash)."""
+        return {
+            "chunk_tokens": self.chunk_tokens,
+            "carry_over_sentences": self.carry_over_sentences,
+            "embeddings": self.embeddings if self.embeddings == "minilm" else f"openai:{self.embedding_model}",
+            "embedding_max_tokens": self.embedding_max_tokens,
+        }
