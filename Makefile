@@ -1,0 +1,28 @@
+# Two commands on a fresh machine (Python 3.11, make, the package registries):
+#   make demo   set up, ingest examples/, show the graph
+#   make test   set up, run the tests
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+STORE  ?= .stratagraph/demo
+
+.PHONY: demo test venv clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: venv
+	$(BIN)/stratagraph --store $(STORE) ingest examples
+	$(BIN)/stratagraph --store $(STORE) stats
+
+test: venv
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) .stratagraph .pytest_cache

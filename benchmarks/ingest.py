@@ -1,0 +1,140 @@
+"""Ingest throughput against the cost of plain vector indexing, side by side in one run.
+
+    .venv/bin/python benchmarks/ingest.py [--corpus ../shared/data/2wiki-101/corpus.jsonl] [--limit N]
+
+Runs two phases, each in a fresh subprocess so their peak memory is their own:
+
+* ``ingest``: ``StrataGraph.ingest`` of the JSONL corpus into a fresh store (everything the workflow does);
+* ``embed-only``: the same passages embedded by the same embedder (same batch size and threads) and added to
+  a fresh Chroma collection, nothing else.
+
+Prints one JSON document: times, passages/s, peak RSS per phase and the ratio ingest / embed-only (the
+LazyGraphRAG yardstick: graph indexing at the cost of vector indexing). Skips cleanly when the corpus is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = REPO.parent / "shared" / "data" / "2wiki-101" / "corpus.jsonl"
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _limited_corpus(corpus: Path, limit: int | None, workdir: Path) -> Path:
+    if not limit:
+        return corpus
+    out = workdir / "corpus.jsonl"
+    with corpus.open(encoding="utf-8") as src, out.open("w", encoding="utf-8") as dst:
+        for i, line in enumerate(src):
+            if i >= limit:
+                break
+            dst.write(line)
+    return out
+
+
+def phase_ingest(corpus: Path, workdir: Path) -> dict:
+    from stratagraph import Settings, StrataGraph
+
+    settings = Settings(home=workdir / "store")
+    t0 = time.perf_counter()
+    with StrataGraph(settings) as sg:
+        result = sg.ingest([corpus], base=corpus.parent)
+        elapsed = time.perf_counter() - t0
+        counts = sg.stats()
+    return {
+        "seconds": round(elapsed, 2),
+        "documents": len(result.documents),
+        "failed": result.failed,
+        "chunks": counts.nodes["Chunk"],
+        "sections": counts.nodes["Section"],
+        "peak_rss_mb": round(_peak_rss_mb(), 1),
+    }
+
+
+def phase_embed_only(corpus: Path, workdir: Path) -> dict:
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    from stratagraph import Settings
+    from stratagraph.embeddings import ChromaEmbeddingFunction, get_embeddings
+
+    settings = Settings(home=workdir / "store")
+    records = [json.loads(line) for line in corpus.open(encoding="utf-8") if line.strip()]
+    texts = [f"{r.get('title', '')}\n{r.get('text', '')}" for r in records]
+    t0 = time.perf_counter()
+    emb = get_embeddings(settings)
+    client = chromadb.PersistentClient(
+        path=str(workdir / "chroma-only"), settings=ChromaSettings(anonymized_telemetry=False)
+    )
+    col = client.get_or_create_collection(
+        "chunks", embedding_function=ChromaEmbeddingFunction(emb), configuration={"hnsw": {"space": "cosine"}}
+    )
+    batch = max(settings.embedding_batch_size * 8, 256)
+    for start in range(0, len(texts), batch):
+        part = texts[start : start + batch]
+        vecs = emb.embed(part)
+        col.add(ids=[str(i) for i in range(start, start + len(part))], documents=part, embeddings=vecs)
+    elapsed = time.perf_counter() - t0
+    return {"seconds": round(elapsed, 2), "passages": len(texts), "peak_rss_mb": round(_peak_rss_mb(), 1)}
+
+
+def _run_phase(name: str, corpus: Path) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run(
+            [sys.executable, __file__, "--phase", name, "--corpus", str(corpus), "--workdir", tmp],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "ANONYMIZED_TELEMETRY": "False"},
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument("--limit", type=int, default=None, help="only the first N passages")
+    ap.add_argument("--phase", choices=["ingest", "embed-only"], help=argparse.SUPPRESS)
+    ap.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    if args.phase:
+        fn = phase_ingest if args.phase == "ingest" else phase_embed_only
+        print(json.dumps(fn(args.corpus, args.workdir)))
+        return 0
+
+    if not args.corpus.exists():
+        print(json.dumps({"skipped": f"corpus not found: {args.corpus}"}))
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = _limited_corpus(args.corpus, args.limit, Path(tmp))
+        passages = sum(1 for line in corpus.open(encoding="utf-8") if line.strip())
+        embed_only = _run_phase("embed-only", corpus)
+        ingest = _run_phase("ingest", corpus)
+    report = {
+        "corpus": str(args.corpus),
+        "passages": passages,
+        "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "ingest": {**ingest, "passages_per_s": round(passages / ingest["seconds"], 1)},
+        "embed_only": {**embed_only, "passages_per_s": round(passages / embed_only["seconds"], 1)},
+        "ratio_ingest_over_embed_only": round(ingest["seconds"] / embed_only["seconds"], 2),
+    }
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

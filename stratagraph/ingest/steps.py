@@ -1,0 +1,309 @@
+"""Node functions of the ingest workflow (``workflows/ingest.py`` wires them).
+
+load -> plan -> build -> embed -> write -> summarize. Each is a small function of the state that returns an
+update; the stores come from ``runtime.context`` (a :class:`~stratagraph.services.Services`). One document's
+failure is reported for that document and never touches what is stored for the others.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, TypedDict
+
+import numpy as np
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, ConfigDict, Field
+
+from stratagraph.ingest.chunking import chunk_outline
+from stratagraph.ingest.loaders import load_paths
+from stratagraph.ingest.structure import build_outline
+from stratagraph.schema import (
+    ChunkRecord,
+    Edge,
+    EdgeType,
+    IngestReport,
+    IngestStatus,
+    LoadIssue,
+    Node,
+    NodeLabel,
+    Outline,
+    SourceDocument,
+)
+from stratagraph.services import Services, default_services
+
+log = logging.getLogger(__name__)
+
+
+class VectorItem(BaseModel):
+    id: str
+    text: str  # what is stored as the document text in the collection
+    embed_text: str  # what is embedded (text with its heading context)
+    metadata: dict[str, Any]
+
+
+class PreparedDocument(BaseModel):
+    """A document on its way through the workflow."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    doc: SourceDocument
+    content_hash: str
+    status: IngestStatus
+    error: str | None = None
+    nodes: list[Node] = Field(default_factory=list)
+    edges: list[Edge] = Field(default_factory=list)
+    chunk_vectors: list[VectorItem] = Field(default_factory=list)
+    section_vectors: list[VectorItem] = Field(default_factory=list)
+    chunk_embeddings: Any = None  # np.ndarray (n x d), set by the embed step
+    section_embeddings: Any = None
+
+    @property
+    def active(self) -> bool:
+        return self.status in (IngestStatus.ADDED, IngestStatus.UPDATED) and self.error is None
+
+
+class IngestState(TypedDict, total=False):
+    paths: list[str]
+    base: str | None
+    include: list[str]
+    exclude: list[str]
+    documents: list[SourceDocument]
+    issues: list[LoadIssue]
+    prepared: list[PreparedDocument]
+    reports: list[IngestReport]
+
+
+def services_of(runtime: Runtime[Services] | None) -> Services:
+    ctx = getattr(runtime, "context", None)
+    return ctx if isinstance(ctx, Services) else default_services()
+
+
+# ------------------------------------------------------------------------------------------ steps
+
+
+def load(state: IngestState, runtime: Runtime[Services]) -> IngestState:
+    """Read the given files and folders into SourceDocuments; bad files become issues."""
+    svc = services_of(runtime)
+    base = Path(state["base"]) if state.get("base") else None
+    result = load_paths(
+        [Path(p) for p in state.get("paths", [])],
+        svc.settings,
+        base=base,
+        include=state.get("include") or (),
+        exclude=state.get("exclude") or (),
+    )
+    for issue in result.issues:
+        (log.warning if issue.severity == "warning" else log.error)("%s", issue)
+    return {"documents": result.documents, "issues": result.issues}
+
+
+def plan(state: IngestState, runtime: Runtime[Services]) -> IngestState:
+    """Decide added / unchanged / updated by content hash; a document id seen twice in one run counts once."""
+    svc = services_of(runtime)
+    fingerprint = svc.settings.settings_fingerprint()
+    prepared: list[PreparedDocument] = []
+    seen: set[str] = set()
+    for doc in state.get("documents", []):
+        if doc.doc_id in seen:
+            continue
+        seen.add(doc.doc_id)
+        digest = doc.content_hash(fingerprint)
+        stored = svc.graph.document_hash(doc.doc_id)
+        if stored is None:
+            status = IngestStatus.ADDED
+        elif stored == digest:
+            status = IngestStatus.UNCHANGED
+        else:
+            status = IngestStatus.UPDATED
+        prepared.append(PreparedDocument(doc=doc, content_hash=digest, status=status))
+    return {"prepared": prepared}
+
+
+def build(state: IngestState, runtime: Runtime[Services]) -> IngestState:
+    """Structure and text layers of each new or changed document: heading tree (BAG-RAG §3.1), chunks
+    (BiG-RAG Alg. 1 with BAG-RAG eq. 2 carry-over), and their nodes, edges and vector items."""
+    svc = services_of(runtime)
+    todo = [p for p in state.get("prepared", []) if p.active]
+    for i, item in enumerate(todo, 1):
+        try:
+            outline = build_outline(item.doc)
+            chunks = chunk_outline(item.doc, outline, svc.settings)
+            item.nodes, item.edges = structure_graph(item.doc, item.content_hash, outline, chunks)
+            item.chunk_vectors, item.section_vectors = vector_items(item.doc, outline, chunks)
+        except Exception as exc:  # one bad document must not stop the others
+            log.exception("building %s failed", item.doc.source)
+            item.error = f"{type(exc).__name__}: {exc}"
+        svc.report("structure", i, len(todo))
+    return {"prepared": state.get("prepared", [])}
+
+
+def embed(state: IngestState, runtime: Runtime[Services]) -> IngestState:
+    """Embed all chunks and sections of the run in large batches (one pass over the model)."""
+    svc = services_of(runtime)
+    todo = [p for p in state.get("prepared", []) if p.active]
+    texts: list[str] = []
+    for item in todo:
+        texts.extend(v.embed_text for v in item.chunk_vectors)
+        texts.extend(v.embed_text for v in item.section_vectors)
+    if not texts:
+        return {"prepared": state.get("prepared", [])}
+    vectors = _embed_all(svc, texts)
+    at = 0
+    for item in todo:
+        n_c, n_s = len(item.chunk_vectors), len(item.section_vectors)
+        item.chunk_embeddings = vectors[at : at + n_c]
+        item.section_embeddings = vectors[at + n_c : at + n_c + n_s]
+        at += n_c + n_s
+    return {"prepared": state.get("prepared", [])}
+
+
+def write(state: IngestState, runtime: Runtime[Services]) -> IngestState:
+    """Write each document: vectors first, then the graph in one transaction (the stored content hash
+    moves last, so a failure leaves the old version and a re-run repeats the work), then drop stale vectors."""
+    svc = services_of(runtime)
+    todo = [p for p in state.get("prepared", []) if p.active]
+    for i, item in enumerate(todo, 1):
+        try:
+            write_document(svc, item)
+        except Exception as exc:
+            log.exception("writing %s failed", item.doc.source)
+            item.error = f"{type(exc).__name__}: {exc}"
+        svc.report("write", i, len(todo))
+    return {"prepared": state.get("prepared", [])}
+
+
+def summarize(state: IngestState, runtime: Runtime[Services]) -> IngestState:
+    """One report per Document, then one per file or record that failed to load."""
+    reports = [
+        IngestReport(
+            source=p.doc.source,
+            doc_id=p.doc.doc_id,
+            status=IngestStatus.FAILED if p.error else p.status,
+            error=p.error,
+            warnings=list(p.doc.warnings),
+        )
+        for p in state.get("prepared", [])
+    ]
+    reports += [
+        IngestReport(source=i.source, doc_id=None, status=IngestStatus.FAILED, error=i.message)
+        for i in state.get("issues", [])
+        if i.severity == "error"
+    ]
+    return {"reports": reports}
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+def structure_graph(
+    doc: SourceDocument, content_hash: str, outline: Outline, chunks: list[ChunkRecord]
+) -> tuple[list[Node], list[Edge]]:
+    """Document, Section and Chunk nodes with HAS_SECTION, HAS_CHUNK and NEXT edges."""
+    did = doc.doc_id
+    nodes = [
+        Node(
+            id=did,
+            label=NodeLabel.DOCUMENT,
+            doc_ids=[did],
+            props={
+                "title": doc.title,
+                "source": doc.source,
+                "format": doc.format,
+                "content_hash": content_hash,
+                "metadata": doc.metadata,
+            },
+        )
+    ]
+    edges: list[Edge] = []
+    by_id = {s.id: s for s in outline.sections}
+    for sec in outline.sections:
+        nodes.append(sec.to_node())
+        edges.append(Edge(type=EdgeType.HAS_SECTION, src=sec.parent_id, dst=sec.id, doc_ids=[did]))
+    for chunk in chunks:
+        sec = by_id[chunk.section_id]
+        nodes.append(chunk.to_node(sec.title, sec.heading_path))
+        edges.append(Edge(type=EdgeType.HAS_CHUNK, src=chunk.section_id, dst=chunk.id, doc_ids=[did]))
+    ordered = sorted(chunks, key=lambda c: c.order)
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        edges.append(Edge(type=EdgeType.NEXT, src=a.id, dst=b.id, doc_ids=[did]))
+    return nodes, edges
+
+
+def _scalar_metadata(meta: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in meta.items() if isinstance(v, (str, int, float, bool)) and not isinstance(v, type(None))}
+
+
+def _context_line(doc_title: str, heading_path: list[str]) -> str:
+    parts: list[str] = []
+    for part in [doc_title, *heading_path]:
+        if part and (not parts or part.casefold() != parts[-1].casefold()):
+            parts.append(part)
+    return " > ".join(parts)
+
+
+def vector_items(
+    doc: SourceDocument, outline: Outline, chunks: list[ChunkRecord]
+) -> tuple[list[VectorItem], list[VectorItem]]:
+    """Chunk and section entries for Chroma. Chunks are embedded with their heading path in front (the
+    structural context BAG-RAG attaches to each chunk); metadata carries the document's filterable fields."""
+    base_meta = _scalar_metadata(doc.metadata)
+    by_id = {s.id: s for s in outline.sections}
+    chunk_items = []
+    for c in chunks:
+        sec = by_id[c.section_id]
+        meta = {**base_meta, "doc_id": doc.doc_id, "section_id": sec.id, "order": c.order, "kind": c.kind}
+        chunk_items.append(
+            VectorItem(
+                id=c.id,
+                text=c.text,
+                embed_text=f"{_context_line(doc.title, sec.heading_path)}\n{c.text}",
+                metadata=meta,
+            )
+        )
+    section_items = [
+        VectorItem(
+            id=s.id,
+            text=s.title,
+            embed_text=_context_line(doc.title, s.heading_path),
+            metadata={**base_meta, "doc_id": doc.doc_id, "level": s.level, "order": s.order},
+        )
+        for s in outline.sections
+    ]
+    return chunk_items, section_items
+
+
+def _embed_all(svc: Services, texts: list[str]) -> np.ndarray:
+    emb = svc.embeddings
+    batch = max(svc.settings.embedding_batch_size * 8, 256)
+    out = []
+    for start in range(0, len(texts), batch):
+        part = texts[start : start + batch]
+        fast = getattr(emb, "embed", None)
+        out.append(np.asarray(fast(part) if fast else emb.embed_documents(part), dtype=np.float32))
+        svc.report("embed", min(start + batch, len(texts)), len(texts))
+    return np.vstack(out)
+
+
+def write_document(svc: Services, item: PreparedDocument) -> None:
+    did = item.doc.doc_id
+    vs = svc.vectors
+    for collection, items, vecs in (
+        ("chunks", item.chunk_vectors, item.chunk_embeddings),
+        ("sections", item.section_vectors, item.section_embeddings),
+    ):
+        if items:
+            vs.upsert(
+                collection,
+                [v.id for v in items],
+                [v.text for v in items],
+                [v.metadata for v in items],
+                embeddings=vecs,
+            )
+    svc.graph.replace_document(did, item.nodes, item.edges)
+    for collection, items in (("chunks", item.chunk_vectors), ("sections", item.section_vectors)):
+        keep = {v.id for v in items}
+        stale = [i for i in vs.ids(collection, where={"doc_id": did}) if i not in keep]
+        if stale:
+            vs.delete(collection, stale)
+

@@ -1,0 +1,80 @@
+"""The run-scoped services a workflow needs: settings and the stores, opened lazily and shared.
+
+A :class:`Services` is what LangGraph passes to nodes as ``runtime.context``. When a graph runs without one
+(LangGraph Studio, ``langgraph dev``), nodes fall back to :func:`default_services`, built from the
+environment's :class:`~stratagraph.config.Settings`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from stratagraph.config import Settings
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+    from stratagraph.graph_store.base import GraphStore
+    from stratagraph.graph_store.vectors import VectorStore
+
+#: progress(stage, done, total): called by long-running nodes; must be cheap and thread-safe.
+ProgressFn = Callable[[str, int, int], None]
+
+
+@dataclass(eq=False)
+class Services:
+    settings: Settings = field(default_factory=Settings)
+    progress: ProgressFn | None = None
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    _open: dict[str, object] = field(default_factory=dict, repr=False)
+
+    def _get(self, name: str, factory: Callable[[], object]) -> object:
+        with self._lock:
+            if name not in self._open:
+                self._open[name] = factory()
+            return self._open[name]
+
+    @property
+    def graph(self) -> GraphStore:
+        from stratagraph.graph_store import open_graph_store
+
+        return self._get("graph", lambda: open_graph_store(self.settings))  # type: ignore[return-value]
+
+    @property
+    def embeddings(self) -> Embeddings:
+        from stratagraph.embeddings import get_embeddings
+
+        return self._get("embeddings", lambda: get_embeddings(self.settings))  # type: ignore[return-value]
+
+    @property
+    def vectors(self) -> VectorStore:
+        from stratagraph.graph_store.vectors import VectorStore
+
+        return self._get("vectors", lambda: VectorStore(self.settings, self.embeddings))  # type: ignore[return-value]
+
+    def report(self, stage: str, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(stage, done, total)
+
+    def close(self) -> None:
+        with self._lock:
+            for name in ("graph", "vectors"):
+                close = getattr(self._open.pop(name, None), "close", None)
+                if close is not None:
+                    close()
+
+
+_default: Services | None = None
+_default_lock = threading.Lock()
+
+
+def default_services() -> Services:
+    """Services from the environment's settings, created once per process (for Studio / langgraph dev)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Services(Settings())
+        return _default

@@ -1,0 +1,61 @@
+"""Shared fixtures: a fresh store per test, the bundled examples, and a way to run the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Path:
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def settings(store_dir: Path):
+    from stratagraph.config import Settings
+
+    return Settings(home=store_dir)
+
+
+@pytest.fixture
+def sg(settings):
+    from stratagraph import StrataGraph
+
+    graph = StrataGraph(settings)
+    yield graph
+    graph.close()
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the real `stratagraph` command in a fresh process."""
+    return subprocess.run(
+        [sys.executable, "-m", "stratagraph.cli", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def cli_json(*args: str, cwd: Path | None = None) -> tuple[int, dict, str]:
+    proc = run_cli(*args, "--json", cwd=cwd)
+    assert proc.stdout.count("\n") == 1, f"--json must print one JSON document:\n{proc.stdout}\n{proc.stderr}"
+    return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+
+def canonical(export: dict) -> str:
+    return json.dumps(export, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,336 @@
+"""VectorStore over real Chroma (persistent and a real `chroma run` server) with the real offline MiniLM model."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import warnings
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stratagraph.config import Settings
+from stratagraph.embeddings import get_minilm_embeddings
+from stratagraph.graph_store.base import ScoredId, StoreUnavailable
+from stratagraph.graph_store.vectors import COLLECTIONS, VectorStore, parse_chroma_url
+
+DOCS = {
+    "doc.md#1#0": "Paris is the capital and largest city of France.",
+    "doc.md#1#1": "The Amazon rainforest covers much of the Amazon basin of South America.",
+    "entity:org/acme#x": "Acme Corporation reported quarterly revenue of 4.2 billion dollars.",
+    "a/b:c": "Ludwig van Beethoven composed nine symphonies in Vienna.",
+}
+
+# A child process that must not download anything: Chroma's default embedding function and any
+# non-loopback connection fail loudly.
+NO_DOWNLOAD = r"""
+import socket
+_connect = socket.socket.connect
+def _guard(self, address):
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and host not in ("127.0.0.1", "::1", "localhost") and "/" not in host:
+        raise RuntimeError(f"network access attempted: {address!r}")
+    return _connect(self, address)
+socket.socket.connect = _guard
+from chromadb.api.types import DefaultEmbeddingFunction
+def _boom(self, input):
+    raise RuntimeError("Chroma's default embedding function was used")
+DefaultEmbeddingFunction.__call__ = _boom
+"""
+
+REOPEN = NO_DOWNLOAD + r"""
+import json, sys
+from stratagraph.config import Settings
+from stratagraph.graph_store.vectors import VectorStore
+vs = VectorStore(Settings(home=sys.argv[1]))
+hits = vs.query("chunks", "Which city is the capital of France?", k=2)
+print(json.dumps({"count": vs.count("chunks"), "hits": [h.id for h in hits]}))
+"""
+
+WRITER = NO_DOWNLOAD + r"""
+import json, os, sys, time
+import numpy as np
+from stratagraph.config import Settings
+from stratagraph.graph_store.vectors import VectorStore
+home, tag, n, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+vs = VectorStore(Settings(home=home))
+while not os.path.exists(go):
+    time.sleep(0.005)
+rng = np.random.default_rng(ord(tag))
+for start in range(0, n, 25):
+    ids = [f"{tag}#{i}" for i in range(start, start + 25)]
+    vs.upsert("chunks", ids, None, [{"doc_id": tag}] * 25, embeddings=rng.normal(size=(25, 384)))
+    vs.query("chunks", embedding=rng.normal(size=384), k=5)
+print(json.dumps({"count": vs.count("chunks"), "visible": len(vs.query("chunks", embedding=np.ones(384), k=10000))}))
+"""
+
+
+def _settings(home: Path, **kw: object) -> Settings:
+    return Settings(home=home, embeddings="minilm", embedding_threads=2, **kw)
+
+
+def _child_env(home: Path) -> dict[str, str]:
+    return {**os.environ, "HOME": str(home), "STRATAGRAPH_CHROMA_URL": "", "OPENBLAS_NUM_THREADS": "1"}
+
+
+@pytest.fixture
+def vs(tmp_path: Path) -> Iterator[VectorStore]:
+    store = VectorStore(_settings(tmp_path / "store"), get_minilm_embeddings())
+    yield store
+    store.close()
+
+
+def _unit(i: int, dim: int = 384) -> np.ndarray:
+    v = np.zeros(dim, dtype=np.float32)
+    v[i] = 1.0
+    return v
+
+
+@pytest.mark.parametrize("collection", COLLECTIONS)
+def test_upsert_query_get_delete_on_every_collection(vs: VectorStore, collection: str) -> None:
+    ids, texts = list(DOCS), list(DOCS.values())
+    vs.upsert(collection, ids, texts, [{"doc_id": "doc.md"}, {"doc_id": "doc.md"}, {"doc_id": "acme"}, None])
+    assert vs.count(collection) == 4
+    assert vs.ids(collection) == sorted(ids)
+    hits = vs.query(collection, "What is the capital of France?", k=3)
+    assert [h.id for h in hits][0] == "doc.md#1#0" and len(hits) == 3
+    assert all(isinstance(h, ScoredId) and -1.0 <= h.score <= 1.0 for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    vectors = vs.get_embeddings(collection, ["a/b:c", "entity:org/acme#x", "missing"])
+    assert set(vectors) == {"a/b:c", "entity:org/acme#x"}
+    expected = vs.embed_query(DOCS["a/b:c"])
+    np.testing.assert_allclose(vectors["a/b:c"], expected, atol=1e-5)
+    assert abs(float(np.linalg.norm(vectors["entity:org/acme#x"])) - 1.0) < 1e-5
+    vs.delete(collection, ["doc.md#1#0", "never-there"])
+    assert vs.count(collection) == 3
+    assert "doc.md#1#0" not in {h.id for h in vs.query(collection, "capital of France", k=10)}
+    vs.delete_where(collection, {"doc_id": "doc.md"})
+    assert vs.ids(collection) == ["a/b:c", "entity:org/acme#x"]
+    others = [c for c in COLLECTIONS if c != collection]
+    assert all(vs.count(c) == 0 for c in others)
+
+
+def test_cosine_scores_and_tie_order(vs: VectorStore) -> None:
+    diag = (_unit(0) + _unit(1)) / np.sqrt(2)
+    vs.upsert("facts", ["x", "diag", "y", "neg"], None, embeddings=np.stack([_unit(0), diag, _unit(1), -_unit(0)]))
+    hits = vs.query("facts", embedding=_unit(0), k=10)
+    assert [h.id for h in hits] == ["x", "diag", "y", "neg"]
+    np.testing.assert_allclose([h.score for h in hits], [1.0, np.sqrt(0.5), 0.0, -1.0], atol=1e-5)
+    tied = ["t5", "t1", "t4", "t2", "t3"]
+    vs.upsert("entities", tied + ["far"], None, embeddings=np.stack([_unit(2)] * 5 + [_unit(3)]))
+    top = vs.query("entities", embedding=_unit(2), k=3)
+    assert [h.id for h in top] == ["t1", "t2", "t3"]  # equal scores: id ascending, also at the cut
+    assert len({h.score for h in top}) == 1
+
+
+def test_k_larger_than_collection_empty_collection_and_k_zero(vs: VectorStore) -> None:
+    assert vs.query("chunks", "anything", k=5) == []
+    vs.upsert("chunks", ["a", "b", "c"], ["one", "two", "three"])
+    assert len(vs.query("chunks", "one", k=1000)) == 3
+    assert vs.query("chunks", "one", k=0) == []
+    with pytest.raises(ValueError):
+        vs.query("chunks", "one", embedding=_unit(0))
+    with pytest.raises(ValueError):
+        vs.query("nope", "one")
+
+
+def test_metadata_cleaning_and_where_filters(vs: VectorStore) -> None:
+    metas = [
+        {"doc_id": "d1", "level": 1, "score": 0.5, "ok": True, "tags": ["b", "a"], "gone": None, "amount": Decimal("4.20")},
+        {"doc_id": "d1", "level": 2, "extra": {"k": 1}},
+        {"doc_id": "d2", "level": 1},
+        {},
+    ]
+    vs.upsert("sections", ["s#1", "s#2", "s#3", "s#4"], ["alpha", "beta", "gamma", "delta"], metas)
+    assert vs.ids("sections", where={"doc_id": "d1"}) == ["s#1", "s#2"]
+    assert vs.ids("sections", where={"$and": [{"doc_id": "d1"}, {"level": 1}]}) == ["s#1"]
+    assert vs.ids("sections", where={"tags": '["b", "a"]'}) == ["s#1"]  # lists and dicts are stored as JSON
+    assert vs.ids("sections", where={"amount": "4.20"}) == ["s#1"]
+    assert vs.ids("sections", where={"ok": True}) == ["s#1"]
+    hits = vs.query("sections", "alpha", k=10, where={"level": 1})
+    assert {h.id for h in hits} == {"s#1", "s#3"} and hits[0].id == "s#1"
+    assert vs.ids("sections", where={"doc_id": "none"}) == []
+    with pytest.raises(ValueError):
+        vs.delete_where("sections", {})
+
+
+def test_upsert_replaces_last_duplicate_wins_and_lengths_checked(vs: VectorStore) -> None:
+    vs.upsert("chunks", ["x"], ["The weather is sunny today."])
+    vs.upsert("chunks", ["x", "y", "x"], ["first", "other", "A symphony by Beethoven."])
+    assert vs.count("chunks") == 2
+    np.testing.assert_allclose(vs.get_embeddings("chunks", ["x"])["x"], vs.embed_query("A symphony by Beethoven."), atol=1e-5)
+    with pytest.raises(ValueError, match="items for"):
+        vs.upsert("chunks", ["a", "b"], ["only one"])
+    with pytest.raises(ValueError):
+        vs.upsert("chunks", ["a"], None)
+    vs.upsert("chunks", [], [])
+    assert vs.count("chunks") == 2
+
+
+def test_large_batches_are_chunked(vs: VectorStore) -> None:
+    vs._max_batch = 7  # Chroma's real limit here is 5,461 rows; make the loop visible
+    rng = np.random.default_rng(0)
+    ids = [f"c#{i:02d}" for i in range(20)]
+    vs.upsert("chunks", ids, None, [{"i": i} for i in range(20)], embeddings=rng.normal(size=(20, 384)))
+    assert vs.count("chunks") == 20 and vs.ids("chunks") == ids
+    assert len(vs.get_embeddings("chunks", ids)) == 20
+    vs.delete("chunks", ids[:15])
+    assert vs.ids("chunks") == ids[15:]
+
+
+def test_reopen_in_fresh_client_and_fresh_process_without_download(tmp_path: Path) -> None:
+    home = tmp_path / "store"
+    with VectorStore(_settings(home)) as first:
+        first.upsert("chunks", list(DOCS), list(DOCS.values()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback / legacy embedding-function warnings from Chroma
+        second = VectorStore(_settings(home))
+    try:
+        assert second.count("chunks") == 4
+        assert second.query("chunks", "Which city is the capital of France?", k=1)[0].id == "doc.md#1#0"
+        config = second._col("chunks").configuration_json
+        assert config["embedding_function"]["name"] == "stratagraph"
+        assert config["hnsw"]["space"] == "cosine"
+    finally:
+        second.close()
+    proc = subprocess.run(
+        [sys.executable, "-c", REOPEN, str(home)], capture_output=True, text=True, timeout=120, env=_child_env(tmp_path)
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out == {"count": 4, "hits": ["doc.md#1#0", out["hits"][1]]}
+    assert not (tmp_path / ".cache" / "chroma").exists()
+
+
+def test_other_embedder_on_existing_store_is_refused(tmp_path: Path) -> None:
+    from langchain_core.embeddings import FakeEmbeddings
+
+    home = tmp_path / "store"
+    VectorStore(_settings(home)).close()
+    with pytest.raises(ValueError, match="built with embeddings"):
+        VectorStore(_settings(home), FakeEmbeddings(size=384))
+
+
+def test_two_processes_write_concurrently(tmp_path: Path) -> None:
+    home, go, n = tmp_path / "store", tmp_path / "go", 250
+    reader = VectorStore(_settings(home))  # opened before the writers: must see their rows afterwards
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(home), tag, str(n), str(go)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env(tmp_path),
+        )
+        for tag in "AB"
+    ]
+    time.sleep(0.5)
+    go.touch()
+    results = []
+    for proc in writers:
+        stdout, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 0, stderr[-3000:]
+        results.append(json.loads(stdout.strip().splitlines()[-1]))
+    assert max(r["visible"] for r in results) == 2 * n  # the last writer sees the other's rows by query
+    try:
+        assert reader.count("chunks") == 2 * n
+        assert len(reader.query("chunks", embedding=np.ones(384), k=10_000)) == 2 * n
+        assert len(reader.ids("chunks", where={"doc_id": "A"})) == n
+    finally:
+        reader.close()
+    with VectorStore(_settings(home)) as fresh:
+        assert len(fresh.query("chunks", embedding=np.ones(384), k=10_000)) == 2 * n
+
+
+def test_threads_share_one_store(vs: VectorStore) -> None:
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(8, 40, 384)).astype(np.float32)
+
+    def work(i: int) -> int:
+        vs.upsert("chunks", [f"t{i}#{j}" for j in range(40)], None, embeddings=vectors[i])
+        return len(vs.query("chunks", embedding=vectors[i][0], k=5))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert all(n == 5 for n in pool.map(work, range(8)))
+    assert vs.count("chunks") == 320
+
+
+# ------------------------------------------------------------------------------------------ Chroma server
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_parse_chroma_url() -> None:
+    assert parse_chroma_url("http://127.0.0.1:8123") == ("127.0.0.1", 8123, False)
+    assert parse_chroma_url("https://chroma.example.org") == ("chroma.example.org", 443, True)
+    assert parse_chroma_url("localhost") == ("localhost", 8000, False)
+    with pytest.raises(ValueError):
+        parse_chroma_url("ftp://host")
+    with pytest.raises(ValueError):
+        parse_chroma_url("http://host:8000/some/path")
+
+
+def test_unreachable_server_raises_store_unavailable_quickly(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    start = time.monotonic()
+    with pytest.raises(StoreUnavailable, match=r"127\.0\.0\.1.*3 attempt") as info:
+        VectorStore(_settings(tmp_path / "store", chroma_url=url), connect_attempts=3, retry_max_wait=0.05)
+    assert url in str(info.value)
+    assert time.monotonic() - start < 10
+    assert not (tmp_path / "store" / "chroma").exists()
+
+
+@pytest.fixture
+def chroma_server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    exe = shutil.which("chroma", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("the chroma command is not installed")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [exe, "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1).read()
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("chroma run did not start")
+            time.sleep(0.05)
+    yield url, proc
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_http_client_against_real_chroma_server(tmp_path: Path, chroma_server: tuple[str, subprocess.Popen]) -> None:
+    url, proc = chroma_server
+    vs = VectorStore(_settings(tmp_path / "store", chroma_url=url), connect_attempts=2, retry_max_wait=0.05)
+    vs.upsert("chunks", list(DOCS), list(DOCS.values()), [{"doc_id": "d"}] * 4)
+    assert vs.count("chunks") == 4
+    assert vs.query("chunks", "capital of France", k=2)[0].id == "doc.md#1#0"
+    assert vs.ids("chunks", where={"doc_id": "d"}) == sorted(DOCS)
+    vs.delete("chunks", ["a/b:c"])
+    assert vs.count("chunks") == 3
+    again = VectorStore(_settings(tmp_path / "other", chroma_url=url))
+    assert again.count("chunks") == 3
+    assert not (tmp_path / "store" / "chroma").exists()
+    proc.terminate()
+    proc.wait(timeout=10)
+    start = time.monotonic()
+    with pytest.raises(StoreUnavailable, match="unreachable"):
+        vs.count("chunks")
+    assert time.monotonic() - start < 10
