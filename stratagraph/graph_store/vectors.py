@@ -6,28 +6,29 @@ default (which downloads a model). Vectors are computed here in batches and pass
 stored in Chroma unless ``store_texts=True`` (the graph store holds them; storing them doubled upsert time
 and disk: 4,000 x 384-d rows took 1.0 s / 9.5 MB without, 2.2 s / 23 MB with).
 
-Two processes on one store directory (measured with chromadb 1.5.9, two processes upserting 3,000 rows
-each in batches of 50 into one collection, then a third process reopening the store):
+Two processes on one store directory, measured with chromadb 1.5.9 (2 processes each upserting 2,000-3,000
+rows in batches of 50 into one collection, then a third process reopening the store; 2-4 runs per case):
 
 * Opening: two ``PersistentClient`` s created at once on a new directory race on Chroma's migrations; one
   process fails with ``table collections already exists`` or ``database is locked``.
-* No lock: every upsert "succeeds" and ``count()`` (SQLite) says 6,000, but each process's HNSW index is
-  its own in-memory copy persisted over the other's: a fresh process finds only 5,750-5,901 of the 6,000
-  by query; those vectors are lost for good.
-* A file lock around writes alone is worse: each process persists a stale index over the other's files;
-  the fresh process hung in one run and segfaulted in the other.
-* A process never sees another's writes through its own open client: ``count()`` and ``get()`` do (they
-  read SQLite) but ``query()`` searches the in-memory index it loaded (a reader that opened first found
-  3,250 of 4,000).
-* Lock plus reload is correct: with every operation under an inter-process lock, and the process's Chroma
-  bindings rebuilt from disk whenever another process wrote since (``RustBindingsAPI.start()``, which every
-  client of that path in the process shares; the next query reloads the index, ~20 ms for 4,000 rows), both
-  writers and a fresh process saw all 6,000 rows by query, in every run.
+* No lock: every upsert "succeeds" and ``count()`` (SQLite) says 6,000, but each process keeps its own
+  in-memory HNSW index and persists it over the other's (every ``sync_threshold`` = 1,000 rows): a fresh
+  process finds only 5,750-5,901 of 6,000 rows by query (3,901-3,950 of 4,000); those vectors are lost.
+  Below 1,000 rows nothing was lost (writers replay each other's log entries when they write).
+* A file lock around writes alone is worse: each process still persists a stale index over the other's
+  files; the fresh process hung in one run and segfaulted in the other.
+* A process that has loaded an index never sees another process's later writes by ``query()``:
+  ``count()`` and ``get()`` do (SQLite), but a reader that had queried before a writer added 500 or 3,000
+  rows still found only its 1 row.
+* Lock plus reload is correct: with every operation under an inter-process lock, and this process's Chroma
+  bindings rebuilt from disk whenever another process wrote since (``RustBindingsAPI.start()``, shared by
+  every client of that path in the process; the next query reloads the index: 20-140 ms for 4,000-6,000
+  rows of 384 dimensions), both writers and a fresh process saw every row by query, in every run.
 
 So for a persistent store every operation holds ``FileLock(<chroma_path>.lock)`` (and a per-path mutex for
 the threads of this process); a write first replaces a random token in ``<chroma_path>/.stratagraph-writes``
-and each process reloads when the token differs from the one it last saw. Cost without contention: a
-``flock`` and a small file read per call. A Chroma server (``HttpClient``) needs none of this; unreachable
+and each process reloads when the token differs from the one it last saw. Cost without contention: ~80 us
+a call (a ``flock`` and a small file read) on a ~1.5 ms query. A Chroma server (``HttpClient``) needs none of this; unreachable
 servers are retried with exponential backoff on connection errors only, then :class:`StoreUnavailable`.
 """
 
@@ -35,7 +36,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
+import httpx
 import numpy as np
 from filelock import FileLock
 from filelock import Timeout as LockTimeout
@@ -71,6 +72,8 @@ COLLECTIONS: tuple[str, ...] = ("chunks", "entities", "facts", "sections")
 _TOKEN_FILE = ".stratagraph-writes"
 _TIE_MARGIN = 16  # fetch a few more than k so ties at the cut are broken by id, not by index order
 _LOCK_TIMEOUT = 300.0
+_HTTP_TIMEOUT = 120.0  # seconds a Chroma server may take to answer one request
+_HTTP_CONNECT_TIMEOUT = 5.0
 _T = TypeVar("_T")
 
 
@@ -88,8 +91,6 @@ def parse_chroma_url(url: str) -> tuple[str, int, bool]:
 
 def _is_connection_error(exc: BaseException) -> bool:
     """True for failures to reach a server (worth retrying), not for errors the server returned."""
-    import httpx
-
     seen: set[int] = set()
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
@@ -100,6 +101,12 @@ def _is_connection_error(exc: BaseException) -> bool:
         seen.add(id(cur))
         cur = cur.__cause__ or cur.__context__
     return False
+
+
+def _http_session(client: object) -> httpx.Client | None:
+    """The httpx client inside a chromadb HTTP client (private attributes; None when absent)."""
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    return session if isinstance(session, httpx.Client) else None
 
 
 def _clean_metadata(meta: Mapping[str, Any] | None) -> dict[str, str | int | float | bool] | None:
@@ -180,6 +187,7 @@ class VectorStore:
                 raise
         else:
             self.path = Path(settings.chroma_path).expanduser().resolve()
+            self.path.parent.mkdir(parents=True, exist_ok=True)  # the lock file lives beside the store
             self._state = _path_state(self.path)
             with self._guard(write=False, opening=True):
                 pass
@@ -191,9 +199,13 @@ class VectorStore:
         from chromadb.config import Settings as ChromaSettings
 
         host, port, ssl = parse_chroma_url(self.url or "")
-        return chromadb.HttpClient(
+        client = chromadb.HttpClient(
             host=host, port=port, ssl=ssl, settings=ChromaSettings(anonymized_telemetry=False)
         )
+        for session in (_http_session(client), _http_session(getattr(client, "_admin_client", None))):
+            if session is not None:  # chromadb sets no timeout: a silent server would hang us forever
+                session.timeout = httpx.Timeout(_HTTP_TIMEOUT, connect=_HTTP_CONNECT_TIMEOUT)
+        return client
 
     def _open_persistent(self) -> None:
         import chromadb
@@ -255,7 +267,7 @@ class VectorStore:
 
         server = getattr(self._client, "_server", None)
         if not isinstance(server, RustBindingsAPI):
-            raise StoreUnavailable(f"cannot reload the Chroma store at {self.path}: unsupported chromadb client")
+            raise StoreUnavailable(f"cannot reload the Chroma store at {self.path}: unsupported chromadb API")
         server.start()  # swaps in new bindings; every client of this path in the process shares them
 
     @contextmanager
@@ -269,7 +281,9 @@ class VectorStore:
             try:
                 state.lock.acquire(timeout=_LOCK_TIMEOUT, poll_interval=0.01)
             except LockTimeout as exc:
-                raise StoreUnavailable(f"the Chroma store at {self.path} stayed locked for {_LOCK_TIMEOUT:.0f} s") from exc
+                raise StoreUnavailable(
+                    f"the Chroma store at {self.path} stayed locked for {_LOCK_TIMEOUT:.0f} s"
+                ) from exc
             try:
                 if opening:
                     self._open_persistent()
@@ -432,14 +446,21 @@ class VectorStore:
             include=["distances"],
         )
         ids, distances = res["ids"][0], (res.get("distances") or [[]])[0]
-        scored = sorted(((1.0 - float(d), id_) for id_, d in zip(ids, distances, strict=True)), key=lambda p: (-p[0], p[1]))
+        scored = sorted(
+            ((1.0 - float(d), id_) for id_, d in zip(ids, distances, strict=True)), key=lambda p: (-p[0], p[1])
+        )
         return [ScoredId(id=id_, score=score) for score, id_ in scored[:k]]
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
-        close = getattr(self._client, "close", None)
-        if close is not None and not getattr(self._client, "_closed", False):
-            close()
+        client = getattr(self, "_client", None)
+        if client is None or getattr(client, "_closed", False):
+            return
+        sessions = [_http_session(client), _http_session(getattr(client, "_admin_client", None))]
+        client.close()
+        for session in sessions:  # chromadb's close() leaves its (and its admin client's) connections open
+            if session is not None:
+                session.close()
 
     def __enter__(self) -> VectorStore:
         return self

@@ -223,7 +223,9 @@ def test_other_embedder_on_existing_store_is_refused(tmp_path: Path) -> None:
 
 def test_two_processes_write_concurrently(tmp_path: Path) -> None:
     home, go, n = tmp_path / "store", tmp_path / "go", 250
-    reader = VectorStore(_settings(home))  # opened before the writers: must see their rows afterwards
+    reader = VectorStore(_settings(home))  # loads its index before the writers start: must see their rows after
+    reader.upsert("chunks", ["seed"], None, embeddings=[_unit(0)])
+    assert [h.id for h in reader.query("chunks", embedding=_unit(0), k=5)] == ["seed"]
     writers = [
         subprocess.Popen(
             [sys.executable, "-c", WRITER, str(home), tag, str(n), str(go)],
@@ -238,15 +240,15 @@ def test_two_processes_write_concurrently(tmp_path: Path) -> None:
         stdout, stderr = proc.communicate(timeout=120)
         assert proc.returncode == 0, stderr[-3000:]
         results.append(json.loads(stdout.strip().splitlines()[-1]))
-    assert max(r["visible"] for r in results) == 2 * n  # the last writer sees the other's rows by query
+    assert max(r["visible"] for r in results) == 2 * n + 1  # the last writer sees the other's rows by query
     try:
-        assert reader.count("chunks") == 2 * n
-        assert len(reader.query("chunks", embedding=np.ones(384), k=10_000)) == 2 * n
+        assert reader.count("chunks") == 2 * n + 1
+        assert len(reader.query("chunks", embedding=np.ones(384), k=10_000)) == 2 * n + 1
         assert len(reader.ids("chunks", where={"doc_id": "A"})) == n
     finally:
         reader.close()
     with VectorStore(_settings(home)) as fresh:
-        assert len(fresh.query("chunks", embedding=np.ones(384), k=10_000)) == 2 * n
+        assert len(fresh.query("chunks", embedding=np.ones(384), k=10_000)) == 2 * n + 1
 
 
 def test_threads_share_one_store(vs: VectorStore) -> None:
@@ -303,7 +305,8 @@ def chroma_server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen]]:
     deadline = time.monotonic() + 30
     while True:
         try:
-            urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1).read()
+            with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1) as response:
+                response.read()
             break
         except OSError:
             if time.monotonic() > deadline or proc.poll() is not None:
@@ -325,8 +328,8 @@ def test_http_client_against_real_chroma_server(tmp_path: Path, chroma_server: t
     assert vs.ids("chunks", where={"doc_id": "d"}) == sorted(DOCS)
     vs.delete("chunks", ["a/b:c"])
     assert vs.count("chunks") == 3
-    again = VectorStore(_settings(tmp_path / "other", chroma_url=url))
-    assert again.count("chunks") == 3
+    with VectorStore(_settings(tmp_path / "other", chroma_url=url)) as again:
+        assert again.count("chunks") == 3
     assert not (tmp_path / "store" / "chroma").exists()
     proc.terminate()
     proc.wait(timeout=10)
@@ -334,3 +337,4 @@ def test_http_client_against_real_chroma_server(tmp_path: Path, chroma_server: t
     with pytest.raises(StoreUnavailable, match="unreachable"):
         vs.count("chunks")
     assert time.monotonic() - start < 10
+    vs.close()
