@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from stratagraph.graph_store.base import (
     DeleteSummary,
     DocumentNotFound,
+    DocumentVersion,
     GraphCounts,
     GraphStore,
     Neighbor,
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DeleteSummary",
     "DocumentNotFound",
+    "DocumentVersion",
     "GraphCounts",
     "GraphStore",
     "Neighbor",

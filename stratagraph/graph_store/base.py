@@ -58,6 +58,14 @@ class GraphCounts(BaseModel):
         )
 
 
+class DocumentVersion(BaseModel):
+    """Everything one document contributes to the graph: what :meth:`GraphStore.replace_documents` writes."""
+
+    doc_id: str
+    nodes: list[Node]
+    edges: list[Edge]
+
+
 class DeleteSummary(BaseModel):
     doc_id: str
     nodes_deleted: int = 0
@@ -114,6 +122,11 @@ class GraphStore(ABC):
     def replace_document(self, doc_id: str, nodes: Sequence[Node], edges: Sequence[Edge]) -> DeleteSummary:
         """Atomically drop ``doc_id``'s provenance (as :meth:`delete_document`) and write its new nodes and
         edges: a reader sees the old version or the new one, never a mix; a failure leaves the old one."""
+
+    def replace_documents(self, versions: Sequence[DocumentVersion]) -> list[DeleteSummary]:
+        """:meth:`replace_document` for many documents in one transaction (all or nothing). Backends
+        override it to save round trips; this default is correct but not atomic across documents."""
+        return [self.replace_document(v.doc_id, v.nodes, v.edges) for v in versions]
 
     @abstractmethod
     def delete_document(self, doc_id: str) -> DeleteSummary:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from stratagraph.graph_store.base import (
     DeleteSummary,
     DocumentNotFound,
+    DocumentVersion,
     GraphCounts,
     GraphStore,
     Neighbor,
@@ -546,6 +547,17 @@ class SQLiteGraphStore(GraphStore):
             self._upsert_nodes(conn, nodes, delta)
             self._upsert_edges(conn, edges, delta)
         return summary
+
+    def replace_documents(self, versions: Sequence[DocumentVersion]) -> list[DeleteSummary]:
+        if not versions:
+            return []
+        with self._write() as (conn, delta):
+            summaries = [
+                self._drop_document(conn, v.doc_id, delta) or DeleteSummary(doc_id=v.doc_id) for v in versions
+            ]
+            self._upsert_nodes(conn, [n for v in versions for n in v.nodes], delta)
+            self._upsert_edges(conn, [e for v in versions for e in v.edges], delta)
+        return summaries
 
     def delete_document(self, doc_id: str) -> DeleteSummary:
         with self._write() as (conn, delta):

@@ -40,7 +40,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 
     from stratagraph.config import Settings
 
-__all__ = ["COLLECTIONS", "VectorStore", "parse_chroma_url"]
+__all__ = ["COLLECTIONS", "VectorSnapshot", "VectorStore", "parse_chroma_url"]
 
 COLLECTIONS: tuple[str, ...] = ("chunks", "entities", "facts", "sections")
 _TOKEN_FILE = ".stratagraph-writes"
@@ -130,6 +130,15 @@ def _clean_metadata(meta: Mapping[str, Any] | None) -> dict[str, str | int | flo
         else:
             out[str(key)] = str(value)
     return out or None
+
+
+@dataclass
+class VectorSnapshot:
+    """Rows of one collection as they were before a write (see :meth:`VectorStore.snapshot`)."""
+
+    collection: str
+    asked: list[str]
+    rows: dict[str, tuple[np.ndarray, dict[str, Any] | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -418,6 +427,40 @@ class VectorStore:
             for id_, vec in zip(res["ids"], vectors, strict=True):
                 out[id_] = np.asarray(vec, dtype=np.float32)
         return out
+
+    def snapshot(self, collection: str, ids: Sequence[str]) -> VectorSnapshot:
+        """The stored rows (vector and metadata) of ``ids`` that exist, to undo an overwrite with
+        :meth:`restore`."""
+        col = self._col(collection)
+        wanted = list(dict.fromkeys(str(i) for i in ids))
+        snap = VectorSnapshot(collection=collection, asked=wanted)
+        for start in range(0, len(wanted), self._max_batch):
+            res = self._call(
+                col.get, ids=wanted[start : start + self._max_batch], include=["embeddings", "metadatas"]
+            )
+            vectors = res.get("embeddings")
+            if vectors is None:
+                continue
+            metadatas = res.get("metadatas") or [None] * len(res["ids"])
+            for id_, vec, meta in zip(res["ids"], vectors, metadatas, strict=True):
+                snap.rows[id_] = (np.asarray(vec, dtype=np.float32), dict(meta) if meta else None)
+        return snap
+
+    def restore(self, snap: VectorSnapshot) -> None:
+        """Put back what :meth:`snapshot` saw: rows that existed get their old vector and metadata, ids that
+        did not exist are deleted."""
+        missing = [i for i in snap.asked if i not in snap.rows]
+        if missing:
+            self.delete(snap.collection, missing)
+        if snap.rows:
+            ids = sorted(snap.rows)
+            self.upsert(
+                snap.collection,
+                ids,
+                None,
+                metadatas=[snap.rows[i][1] for i in ids],
+                embeddings=np.vstack([snap.rows[i][0] for i in ids]),
+            )
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query vector of ``text`` (float32, unit length for MiniLM)."""

@@ -15,6 +15,8 @@ import numpy as np
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field
 
+from stratagraph.graph_store.base import DocumentVersion
+from stratagraph.graph_store.vectors import VectorSnapshot
 from stratagraph.ingest.chunking import chunk_outline
 from stratagraph.ingest.loaders import load_paths
 from stratagraph.ingest.structure import build_outline
@@ -63,11 +65,22 @@ class PreparedDocument(BaseModel):
         return self.status in (IngestStatus.ADDED, IngestStatus.UPDATED) and self.error is None
 
 
-class IngestState(TypedDict, total=False):
+class IngestInput(TypedDict, total=False):
+    """What a caller gives: files or folders, the base of document ids, and include/exclude globs."""
+
     paths: list[str]
     base: str | None
     include: list[str]
     exclude: list[str]
+
+
+class IngestOutput(TypedDict):
+    """What a caller gets: one report per Document (and per file or record that failed to load)."""
+
+    reports: list[IngestReport]
+
+
+class IngestState(IngestInput, total=False):
     documents: list[SourceDocument]
     issues: list[LoadIssue]
     prepared: list[PreparedDocument]
@@ -159,17 +172,25 @@ def embed(state: IngestState, runtime: Runtime[Services]) -> IngestState:
 
 
 def write(state: IngestState, runtime: Runtime[Services]) -> IngestState:
-    """Write each document: vectors first, then the graph in one transaction (the stored content hash
-    moves last, so a failure leaves the old version and a re-run repeats the work), then drop stale vectors."""
+    """Write documents in batches: vectors first, then the graph in one transaction per batch (the stored
+    content hash moves last, so a failure leaves the old version and a re-run repeats the work), then drop
+    stale vectors. A batch that fails is written again document by document, so only the bad one fails."""
     svc = services_of(runtime)
     todo = [p for p in state.get("prepared", []) if p.active]
-    for i, item in enumerate(todo, 1):
+    done = 0
+    for batch in _batches(todo, max_docs=512, max_items=4096):
         try:
-            write_document(svc, item)
-        except Exception as exc:
-            log.exception("writing %s failed", item.doc.source)
-            item.error = f"{type(exc).__name__}: {exc}"
-        svc.report("write", i, len(todo))
+            write_documents(svc, batch)
+        except Exception:
+            log.exception("batch write failed; retrying its %d documents one by one", len(batch))
+            for item in batch:
+                try:
+                    write_documents(svc, [item])
+                except Exception as exc:
+                    log.exception("writing %s failed", item.doc.source)
+                    item.error = f"{type(exc).__name__}: {exc}"
+        done += len(batch)
+        svc.report("write", done, len(todo))
     return {"prepared": state.get("prepared", [])}
 
 
@@ -285,25 +306,56 @@ def _embed_all(svc: Services, texts: list[str]) -> np.ndarray:
     return np.vstack(out)
 
 
-def write_document(svc: Services, item: PreparedDocument) -> None:
-    did = item.doc.doc_id
+def _batches(items: list[PreparedDocument], max_docs: int, max_items: int) -> list[list[PreparedDocument]]:
+    out: list[list[PreparedDocument]] = []
+    current: list[PreparedDocument] = []
+    size = 0
+    for item in items:
+        n = len(item.chunk_vectors) + len(item.section_vectors)
+        if current and (len(current) >= max_docs or size + n > max_items):
+            out.append(current)
+            current, size = [], 0
+        current.append(item)
+        size += n
+    if current:
+        out.append(current)
+    return out
+
+
+def write_documents(svc: Services, items: list[PreparedDocument]) -> None:
+    """Vectors of every document of the batch, then their graph versions in one transaction, then the
+    vectors the new versions no longer have. If the graph write fails, the vectors it overwrote are put
+    back, so both stores keep the old version."""
     vs = svc.vectors
-    for collection, items, vecs in (
-        ("chunks", item.chunk_vectors, item.chunk_embeddings),
-        ("sections", item.section_vectors, item.section_embeddings),
-    ):
-        if items:
+    undo: list[VectorSnapshot] = []
+    try:
+        for collection, attr, emb_attr in (
+            ("chunks", "chunk_vectors", "chunk_embeddings"),
+            ("sections", "section_vectors", "section_embeddings"),
+        ):
+            entries = [v for item in items for v in getattr(item, attr)]
+            if not entries:
+                continue
+            ids = [v.id for v in entries]
+            undo.append(vs.snapshot(collection, ids))
             vs.upsert(
                 collection,
-                [v.id for v in items],
-                [v.text for v in items],
-                [v.metadata for v in items],
-                embeddings=vecs,
+                ids,
+                [v.text for v in entries],
+                [v.metadata for v in entries],
+                embeddings=np.vstack([getattr(item, emb_attr) for item in items if getattr(item, attr)]),
             )
-    svc.graph.replace_document(did, item.nodes, item.edges)
-    for collection, items in (("chunks", item.chunk_vectors), ("sections", item.section_vectors)):
-        keep = {v.id for v in items}
-        stale = [i for i in vs.ids(collection, where={"doc_id": did}) if i not in keep]
+        svc.graph.replace_documents(
+            [DocumentVersion(doc_id=item.doc.doc_id, nodes=item.nodes, edges=item.edges) for item in items]
+        )
+    except Exception:
+        for snap in reversed(undo):
+            vs.restore(snap)
+        raise
+    doc_ids = [item.doc.doc_id for item in items]
+    where = {"doc_id": doc_ids[0]} if len(doc_ids) == 1 else {"doc_id": {"$in": doc_ids}}
+    for collection, attr in (("chunks", "chunk_vectors"), ("sections", "section_vectors")):
+        keep = {v.id for item in items for v in getattr(item, attr)}
+        stale = [i for i in vs.ids(collection, where=where) if i not in keep]
         if stale:
             vs.delete(collection, stale)
-

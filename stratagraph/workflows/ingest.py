@@ -14,7 +14,12 @@ from stratagraph.services import Services
 
 
 def build_graph() -> StateGraph:
-    g = StateGraph(steps.IngestState, context_schema=Services)
+    g = StateGraph(
+        steps.IngestState,
+        context_schema=Services,
+        input_schema=steps.IngestInput,
+        output_schema=steps.IngestOutput,
+    )
     g.add_node("load", steps.load)
     g.add_node("plan", steps.plan)
     g.add_node("build", steps.build)

@@ -204,3 +204,49 @@ def test_two_processes_ingesting_into_one_store(tmp_path: Path) -> None:
         assert canonical(together.export()) == canonical(seq.export())
         assert together.vectors.count("chunks") == seq.vectors.count("chunks")
         assert sorted(together.vectors.ids("chunks")) == sorted(seq.vectors.ids("chunks"))
+
+
+def test_a_failing_batch_is_retried_per_document(sg: StrataGraph, tmp_path: Path, monkeypatch) -> None:
+    """Fault injection: the graph store refuses any write that contains one poisoned document. The batch
+    write fails, the workflow retries document by document, and only the poisoned one is reported."""
+    folder = _write(tmp_path / "d", {f"doc{i}.md": SMALL.replace("March", f"month {i}") for i in range(3)})
+    store = sg.graph
+    real = type(store).replace_documents
+
+    def refuse_poisoned(self, versions):
+        if any(v.doc_id == "d/doc1.md" for v in versions):
+            raise RuntimeError("disk full")
+        return real(self, versions)
+
+    monkeypatch.setattr(type(store), "replace_documents", refuse_poisoned)
+    result = sg.ingest([folder], base=tmp_path)
+    assert _statuses(result) == {"d/doc0.md": "added", "d/doc1.md": "failed", "d/doc2.md": "added"}
+    assert "disk full" in next(r.error for r in result.documents if r.source == "d/doc1.md")
+    assert sorted(sg.graph.document_ids()) == ["d/doc0.md", "d/doc2.md"]
+    chunk_ids = {n["id"] for n in sg.export()["nodes"] if n["label"] == "Chunk"}
+    assert set(sg.vectors.ids("chunks")) == chunk_ids  # the refused document's vectors were taken back
+    monkeypatch.setattr(type(store), "replace_documents", real)
+    again = sg.ingest([folder], base=tmp_path)
+    assert _statuses(again) == {"d/doc0.md": "unchanged", "d/doc1.md": "added", "d/doc2.md": "unchanged"}
+    chunk_ids = {n["id"] for n in sg.export()["nodes"] if n["label"] == "Chunk"}
+    assert set(sg.vectors.ids("chunks")) == chunk_ids
+
+
+def test_a_failed_update_keeps_the_old_version_in_both_stores(sg: StrataGraph, tmp_path: Path, monkeypatch) -> None:
+    """Fault injection: the graph refuses the new version of an updated document; its old graph and its old
+    vectors (same chunk ids, other text) must both survive."""
+    folder = _write(tmp_path / "d", {"a.md": SMALL})
+    sg.ingest([folder], base=tmp_path)
+    graph_before = canonical(sg.export())
+    ids = sg.vectors.ids("chunks")
+    vectors_before = sg.vectors.get_embeddings("chunks", ids)
+
+    (folder / "a.md").write_text(SMALL.replace("containers", "pallets of grain"), "utf-8")
+    monkeypatch.setattr(type(sg.graph), "replace_documents", lambda self, versions: (_ for _ in ()).throw(OSError("io")))
+    result = sg.ingest([folder], base=tmp_path)
+    assert _statuses(result) == {"d/a.md": "failed"}
+
+    assert canonical(sg.export()) == graph_before
+    assert sg.vectors.ids("chunks") == ids
+    after = sg.vectors.get_embeddings("chunks", ids)
+    assert all((after[i] == vectors_before[i]).all() for i in ids)
