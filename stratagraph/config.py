@@ -40,6 +40,10 @@ class Settings(BaseSettings):
     embedding_threads: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
     embedding_max_tokens: int = Field(default=256, ge=16, le=512)
 
+    # remote endpoints (OpenAI-compatible embeddings and chat): one retry layer, the client's own
+    request_retries: int = Field(default=3, ge=0, description="retries of a failed request (with backoff)")
+    request_timeout: float = Field(default=60.0, gt=0, description="seconds one request may take")
+
     # LLM (optional)
     llm_model: str | None = None
     openai_base_url: str | None = Field(

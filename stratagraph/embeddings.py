@@ -323,6 +323,8 @@ def _openai_class() -> type:
                 api_key=api_key,
                 check_embedding_ctx_length=False,
                 chunk_size=settings.embedding_batch_size,
+                max_retries=settings.request_retries,
+                timeout=settings.request_timeout,
             )
 
         def embed_documents(

@@ -137,38 +137,59 @@ def build(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     """Structure and text layers of each new or changed document: heading tree (BAG-RAG §3.1), chunks
     (BiG-RAG Alg. 1 with BAG-RAG eq. 2 carry-over), and their nodes, edges and vector items."""
     svc = services_of(runtime)
-    todo = [p for p in state.get("prepared", []) if p.active]
-    for i, item in enumerate(todo, 1):
+    prepared = list(state.get("prepared", []))
+    todo = [i for i, p in enumerate(prepared) if p.active]
+    for n, i in enumerate(todo, 1):
+        item = prepared[i]
         try:
             outline = build_outline(item.doc)
             chunks = chunk_outline(item.doc, outline, svc.settings)
-            item.nodes, item.edges = structure_graph(item.doc, item.content_hash, outline, chunks)
-            item.chunk_vectors, item.section_vectors = vector_items(item.doc, outline, chunks)
+            nodes, edges = structure_graph(item.doc, item.content_hash, outline, chunks)
+            chunk_vectors, section_vectors = vector_items(item.doc, outline, chunks)
+            update = {
+                "nodes": nodes,
+                "edges": edges,
+                "chunk_vectors": chunk_vectors,
+                "section_vectors": section_vectors,
+            }
         except Exception as exc:  # one bad document must not stop the others
             log.exception("building %s failed", item.doc.source)
-            item.error = f"{type(exc).__name__}: {exc}"
-        svc.report("structure", i, len(todo))
-    return {"prepared": state.get("prepared", [])}
+            update = {"error": f"{type(exc).__name__}: {exc}"}
+        prepared[i] = item.model_copy(update=update)
+        svc.report("structure", n, len(todo))
+    return {"prepared": prepared}
 
 
 def embed(state: IngestState, runtime: Runtime[Services]) -> IngestState:
-    """Embed all chunks and sections of the run in large batches (one pass over the model)."""
+    """Embed all chunks and sections of the run in large batches (one pass over the model). If the
+    embedder fails (an unreachable endpoint after its retries), every document waiting for it fails with
+    that message and nothing is written."""
     svc = services_of(runtime)
-    todo = [p for p in state.get("prepared", []) if p.active]
-    texts: list[str] = []
-    for item in todo:
-        texts.extend(v.embed_text for v in item.chunk_vectors)
-        texts.extend(v.embed_text for v in item.section_vectors)
+    prepared = list(state.get("prepared", []))
+    todo = [i for i, p in enumerate(prepared) if p.active]
+    texts = [v.embed_text for i in todo for v in (*prepared[i].chunk_vectors, *prepared[i].section_vectors)]
     if not texts:
-        return {"prepared": state.get("prepared", [])}
-    vectors = _embed_all(svc, texts)
+        return {}
+    try:
+        vectors = _embed_all(svc, texts)
+    except Exception as exc:
+        log.exception("embedding failed")
+        error = f"embedding failed: {type(exc).__name__}: {exc}"
+        for i in todo:
+            prepared[i] = prepared[i].model_copy(update={"error": error})
+        return {"prepared": prepared}
     at = 0
-    for item in todo:
+    for i in todo:
+        item = prepared[i]
         n_c, n_s = len(item.chunk_vectors), len(item.section_vectors)
-        item.chunk_embeddings = vectors[at : at + n_c]
-        item.section_embeddings = vectors[at + n_c : at + n_c + n_s]
+        prepared[i] = item.model_copy(
+            update={
+                "chunk_embeddings": vectors[at : at + n_c],
+                "section_embeddings": vectors[at + n_c : at + n_c + n_s],
+            }
+        )
         at += n_c + n_s
-    return {"prepared": state.get("prepared", [])}
+    return {"prepared": prepared}
 
 
 def write(state: IngestState, runtime: Runtime[Services]) -> IngestState:
@@ -176,22 +197,23 @@ def write(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     content hash moves last, so a failure leaves the old version and a re-run repeats the work), then drop
     stale vectors. A batch that fails is written again document by document, so only the bad one fails."""
     svc = services_of(runtime)
-    todo = [p for p in state.get("prepared", []) if p.active]
+    prepared = list(state.get("prepared", []))
+    todo = [i for i, p in enumerate(prepared) if p.active]
     done = 0
-    for batch in _batches(todo, max_docs=512, max_items=4096):
+    for batch in _batches(todo, prepared, max_docs=512, max_items=4096):
         try:
-            write_documents(svc, batch)
+            write_documents(svc, [prepared[i] for i in batch])
         except Exception:
             log.exception("batch write failed; retrying its %d documents one by one", len(batch))
-            for item in batch:
+            for i in batch:
                 try:
-                    write_documents(svc, [item])
+                    write_documents(svc, [prepared[i]])
                 except Exception as exc:
-                    log.exception("writing %s failed", item.doc.source)
-                    item.error = f"{type(exc).__name__}: {exc}"
+                    log.exception("writing %s failed", prepared[i].doc.source)
+                    prepared[i] = prepared[i].model_copy(update={"error": f"{type(exc).__name__}: {exc}"})
         done += len(batch)
         svc.report("write", done, len(todo))
-    return {"prepared": state.get("prepared", [])}
+    return {"prepared": prepared}
 
 
 def summarize(state: IngestState, runtime: Runtime[Services]) -> IngestState:
@@ -306,16 +328,18 @@ def _embed_all(svc: Services, texts: list[str]) -> np.ndarray:
     return np.vstack(out)
 
 
-def _batches(items: list[PreparedDocument], max_docs: int, max_items: int) -> list[list[PreparedDocument]]:
-    out: list[list[PreparedDocument]] = []
-    current: list[PreparedDocument] = []
+def _batches(todo: list[int], prepared: list[PreparedDocument], max_docs: int, max_items: int) -> list[list[int]]:
+    """Positions of ``todo`` grouped so a batch holds at most ``max_docs`` documents and about
+    ``max_items`` vectors (a larger document gets a batch of its own)."""
+    out: list[list[int]] = []
+    current: list[int] = []
     size = 0
-    for item in items:
-        n = len(item.chunk_vectors) + len(item.section_vectors)
+    for i in todo:
+        n = len(prepared[i].chunk_vectors) + len(prepared[i].section_vectors)
         if current and (len(current) >= max_docs or size + n > max_items):
             out.append(current)
             current, size = [], 0
-        current.append(item)
+        current.append(i)
         size += n
     if current:
         out.append(current)

@@ -250,3 +250,24 @@ def test_a_failed_update_keeps_the_old_version_in_both_stores(sg: StrataGraph, t
     assert sg.vectors.ids("chunks") == ids
     after = sg.vectors.get_embeddings("chunks", ids)
     assert all((after[i] == vectors_before[i]).all() for i in ids)
+
+
+def test_unreachable_embedding_endpoint_fails_documents_clearly(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = Settings(
+        home=tmp_path / "store",
+        embeddings="openai",
+        openai_base_url=f"http://127.0.0.1:{port}/v1",
+        request_retries=1,
+        request_timeout=2,
+    )
+    folder = _write(tmp_path / "d", {"a.md": SMALL})
+    with StrataGraph(settings) as graph:
+        result = graph.ingest([folder], base=tmp_path)
+        assert _statuses(result) == {"d/a.md": "failed"}
+        assert "embedding failed" in result.documents[0].error and "Connection" in result.documents[0].error
+        assert graph.graph.document_ids() == []
