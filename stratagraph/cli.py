@@ -16,6 +16,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import json  # noqa: E402
 import logging  # noqa: E402
 import sys  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Annotated, Any, Optional  # noqa: E402
 
@@ -49,10 +51,17 @@ def main(store: StoreOpt = None) -> None:
 
 
 def _settings(store: Path | None):  # noqa: ANN202
+    from pydantic import ValidationError
+
     from stratagraph.config import Settings
 
     home = store or _global_store
-    return Settings(home=home) if home is not None else Settings()
+    try:
+        return Settings(home=home) if home is not None else Settings()
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
+        _fail(f"invalid settings: {problems}", code=2)
+        raise  # unreachable
 
 
 def _logging(verbose: bool) -> None:
@@ -76,15 +85,21 @@ def _fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-def _open(store: Path | None, progress=None):  # noqa: ANN001, ANN202
+@contextmanager
+def _session(store: Path | None, as_json: bool, progress: Callable[[str, int, int], None] | None = None):  # noqa: ANN202
+    """An open StrataGraph; a store that cannot be reached ends the command with exit 1 and one message."""
     from stratagraph.api import StrataGraph
     from stratagraph.graph_store.base import StoreUnavailable
 
+    sg = StrataGraph(_settings(store), progress=progress)
     try:
-        return StrataGraph(_settings(store), progress=progress)
+        yield sg
     except StoreUnavailable as exc:
+        if as_json:
+            _emit({"error": str(exc)}, True, "")
         _fail(str(exc))
-        raise  # unreachable
+    finally:
+        sg.close()
 
 
 @app.command()
@@ -103,8 +118,6 @@ def ingest(
     """Ingest documents: structure, chunks and vectors (idempotent: unchanged content is skipped)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from stratagraph.graph_store.base import StoreUnavailable
-
     _logging(verbose)
     with Progress(
         TextColumn("{task.description:>10}"),
@@ -121,13 +134,8 @@ def ingest(
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done, total=total)
 
-        sg = _open(store, progress)
-        try:
+        with _session(store, as_json, progress) as sg:
             result = sg.ingest(paths, base=base, include=include, exclude=exclude)
-        except StoreUnavailable as exc:
-            _fail(str(exc))
-        finally:
-            sg.close()
 
     for r in result.documents:
         for w in r.warnings:
@@ -145,11 +153,8 @@ def ingest(
 @app.command()
 def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Counts of nodes per label and edges per type, and the deepest section level."""
-    sg = _open(store)
-    try:
+    with _session(store, as_json) as sg:
         c = sg.stats()
-    finally:
-        sg.close()
     data = {"nodes": c.nodes, "edges": c.edges, "max_section_level": c.max_section_level}
     width = max(len(k) for k in [*c.nodes, *c.edges])
     lines = ["nodes:"] + [f"  {k:<{width}} {v:>8}" for k, v in c.nodes.items()]
@@ -161,11 +166,8 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 @app.command()
 def export(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Canonical, sorted dump of every node and edge (byte-identical for the same graph)."""
-    sg = _open(store)
-    try:
+    with _session(store, as_json) as sg:
         data = sg.export()
-    finally:
-        sg.close()
     if as_json:
         sys.stdout.write(json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n")
     else:
@@ -181,15 +183,13 @@ def delete(
     """Delete a document and everything only it supported; shared nodes stay."""
     from stratagraph.graph_store.base import DocumentNotFound
 
-    sg = _open(store)
-    try:
-        summary = sg.delete(doc_id)
-    except DocumentNotFound as exc:
-        if as_json:
-            _emit({"doc_id": doc_id, "deleted": False, "error": str(exc)}, True, "")
-        _fail(str(exc))
-    finally:
-        sg.close()
+    with _session(store, as_json) as sg:
+        try:
+            summary = sg.delete(doc_id)
+        except DocumentNotFound as exc:
+            if as_json:
+                _emit({"doc_id": doc_id, "deleted": False, "error": str(exc)}, True, "")
+            _fail(str(exc))
     data = {"deleted": True, **summary.model_dump()}
     _emit(data, as_json, f"deleted {doc_id}: {summary.nodes_deleted} nodes, {summary.edges_deleted} edges")
 

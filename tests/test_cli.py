@@ -69,3 +69,35 @@ def test_missing_path_is_reported(tmp_path: Path) -> None:
     code, data, stderr = cli_json("--store", str(tmp_path / "s"), "ingest", str(tmp_path / "absent.md"))
     assert code == 1 and data["failed"] == 1
     assert "absent.md" in stderr
+
+
+def test_unreachable_chroma_server_stops_the_run_with_one_message(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    doc = tmp_path / "a.md"
+    doc.write_text("# A\n\nText.\n", "utf-8")
+    proc = run_cli(
+        "--store", str(tmp_path / "s"), "ingest", str(doc), "--json",
+        env={"STRATAGRAPH_CHROMA_URL": f"http://127.0.0.1:{port}"},
+    )
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout) == {"error": json.loads(proc.stdout)["error"]}
+    assert f"127.0.0.1:{port} is unreachable" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_store_that_is_not_a_database_is_reported_not_overwritten(tmp_path: Path) -> None:
+    store = tmp_path / "s"
+    store.mkdir()
+    (store / "graph.sqlite").write_bytes(b"precious bytes, not sqlite")
+    for args in (("stats",), ("export",), ("delete", "x.md")):
+        proc = run_cli("--store", str(store), *args)
+        assert proc.returncode == 1 and "not a database" in proc.stderr and "Traceback" not in proc.stderr
+    assert (store / "graph.sqlite").read_bytes() == b"precious bytes, not sqlite"
+
+
+def test_invalid_settings_are_a_usage_error(tmp_path: Path) -> None:
+    proc = run_cli("--store", str(tmp_path / "s"), "stats", env={"STRATAGRAPH_CHUNK_TOKENS": "many"})
+    assert proc.returncode == 2 and "chunk_tokens" in proc.stderr

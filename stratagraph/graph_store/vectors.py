@@ -196,10 +196,13 @@ class VectorStore:
                 raise
         else:
             self.path = Path(settings.chroma_path).expanduser().resolve()
-            self.path.parent.mkdir(parents=True, exist_ok=True)  # the lock file lives beside the store
-            self._state = _path_state(self.path)
-            with self._guard(write=False, opening=True):
-                pass
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)  # the lock file lives beside the store
+                self._state = _path_state(self.path)
+                with self._guard(write=False, opening=True):
+                    pass
+            except OSError as exc:
+                raise StoreUnavailable(f"cannot open vector store {self.path}: {exc}") from exc
         self._max_batch = int(self._call(self._client.get_max_batch_size))
 
     # ------------------------------------------------------------------ opening
@@ -325,6 +328,8 @@ class VectorStore:
         )
         try:
             return retrying(fn, *args, **kwargs)
+        except StoreUnavailable:
+            raise  # already explained by an inner call
         except Exception as exc:
             if _is_connection_error(exc):
                 reason = exc.__context__ if isinstance(exc, ValueError) and exc.__context__ else exc

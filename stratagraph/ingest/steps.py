@@ -15,7 +15,7 @@ import numpy as np
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field
 
-from stratagraph.graph_store.base import DocumentVersion
+from stratagraph.graph_store.base import DocumentVersion, StoreUnavailable
 from stratagraph.graph_store.vectors import VectorSnapshot
 from stratagraph.ingest.chunking import chunk_outline
 from stratagraph.ingest.loaders import load_paths
@@ -114,6 +114,7 @@ def load(state: IngestState, runtime: Runtime[Services]) -> IngestState:
 def plan(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     """Decide added / unchanged / updated by content hash; a document id seen twice in one run counts once."""
     svc = services_of(runtime)
+    svc.vectors  # noqa: B018 - open both stores now: an unreachable one stops the run before any work
     fingerprint = svc.settings.settings_fingerprint()
     prepared: list[PreparedDocument] = []
     seen: set[str] = set()
@@ -203,11 +204,15 @@ def write(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     for batch in _batches(todo, prepared, max_docs=512, max_items=4096):
         try:
             write_documents(svc, [prepared[i] for i in batch])
+        except StoreUnavailable:
+            raise  # the store is gone, not this batch: stop the run (written batches are complete)
         except Exception:
             log.exception("batch write failed; retrying its %d documents one by one", len(batch))
             for i in batch:
                 try:
                     write_documents(svc, [prepared[i]])
+                except StoreUnavailable:
+                    raise
                 except Exception as exc:
                     log.exception("writing %s failed", prepared[i].doc.source)
                     prepared[i] = prepared[i].model_copy(update={"error": f"{type(exc).__name__}: {exc}"})
