@@ -1,0 +1,1 @@
+"""Agent node functions (classify, decompose, think, plan, reason, reflect, screen, aggregate, answer)."""

@@ -1,0 +1,1 @@
+"""Evaluation: datasets, metrics (recall@k, hit@k, EM, F1) and runners."""

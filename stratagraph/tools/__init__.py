@@ -1,0 +1,1 @@
+"""LangChain tools with pydantic argument schemas wrapping retrieval and store reads; what agent nodes call."""

@@ -1,0 +1,1 @@
+"""LangGraph workflows: StateGraphs that only wire node functions (``ingest`` so far)."""
