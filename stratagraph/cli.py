@@ -50,14 +50,16 @@ def main(store: StoreOpt = None) -> None:
     _global_store = store
 
 
-def _settings(store: Path | None):  # noqa: ANN202
+def _settings(store: Path | None, **overrides: object):  # noqa: ANN202
     from pydantic import ValidationError
 
     from stratagraph.config import Settings
 
     home = store or _global_store
+    if home is not None:
+        overrides["home"] = home
     try:
-        return Settings(home=home) if home is not None else Settings()
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
         _fail(f"invalid settings: {problems}", code=2)
@@ -86,12 +88,17 @@ def _fail(message: str, code: int = 1) -> None:
 
 
 @contextmanager
-def _session(store: Path | None, as_json: bool, progress: Callable[[str, int, int], None] | None = None):  # noqa: ANN202
+def _session(  # noqa: ANN202
+    store: Path | None,
+    as_json: bool,
+    progress: Callable[[str, int, int], None] | None = None,
+    **overrides: object,
+):
     """An open StrataGraph; a store that cannot be reached ends the command with exit 1 and one message."""
     from stratagraph.api import StrataGraph
     from stratagraph.graph_store.base import StoreUnavailable
 
-    sg = StrataGraph(_settings(store), progress=progress)
+    sg = StrataGraph(_settings(store, **overrides), progress=progress)
     try:
         yield sg
     except StoreUnavailable as exc:
@@ -111,6 +118,9 @@ def ingest(
         Optional[Path],  # noqa: UP045
         typer.Option("--base", help="Document ids are paths relative to this folder (default: cwd)."),
     ] = None,
+    title_field: Annotated[Optional[str], typer.Option(help="JSON/JSONL field holding the title.")] = None,  # noqa: UP045
+    text_field: Annotated[Optional[str], typer.Option(help="JSON/JSONL field holding the text.")] = None,  # noqa: UP045
+    id_field: Annotated[Optional[str], typer.Option(help="JSON/JSONL field holding the record id.")] = None,  # noqa: UP045
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -134,7 +144,8 @@ def ingest(
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done, total=total)
 
-        with _session(store, as_json, progress) as sg:
+        fields = {"json_title_field": title_field, "json_text_field": text_field, "json_id_field": id_field}
+        with _session(store, as_json, progress, **fields) as sg:
             result = sg.ingest(paths, base=base, include=include, exclude=exclude)
 
     for r in result.documents:

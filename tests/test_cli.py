@@ -101,3 +101,18 @@ def test_a_store_that_is_not_a_database_is_reported_not_overwritten(tmp_path: Pa
 def test_invalid_settings_are_a_usage_error(tmp_path: Path) -> None:
     proc = run_cli("--store", str(tmp_path / "s"), "stats", env={"STRATAGRAPH_CHUNK_TOKENS": "many"})
     assert proc.returncode == 2 and "chunk_tokens" in proc.stderr
+
+
+def test_json_field_names_are_configurable(tmp_path: Path) -> None:
+    records = tmp_path / "wiki.jsonl"
+    records.write_text(
+        '{"key": "p1", "name": "Alpha", "body": "Alpha is a river."}\n'
+        '{"key": "p2", "name": "Beta", "body": "Beta is a town."}\n',
+        "utf-8",
+    )
+    code, data, _ = cli_json(
+        "--store", str(tmp_path / "s"), "ingest", str(records),
+        "--title-field", "name", "--text-field", "body", "--id-field", "key", cwd=tmp_path,
+    )
+    assert code == 0
+    assert [d["doc_id"] for d in data["documents"]] == ["wiki.jsonl:p1", "wiki.jsonl:p2"]

@@ -256,3 +256,32 @@ def test_outline_from_blocks_without_levels_uses_number_rank() -> None:
 def test_outline_is_deterministic(tmp_path: Path, cfg: Settings) -> None:
     doc, outline = outline_of(tmp_path, cfg, "budget.md", MD)
     assert build_outline(doc).model_dump() == outline.model_dump()
+
+
+def test_budget_example_heading_tree(tmp_path: Path) -> None:
+    """The bundled budget: three numbered heading levels, tables kept with their header under the lowest
+    heading, and the numbered list in 2.1 left as text."""
+    from tests.conftest import EXAMPLES
+
+    settings = Settings(home=tmp_path / "s")
+    (doc,) = load_paths([EXAMPLES / "budget"], settings, base=EXAMPLES.parent).documents
+    outline = build_outline(doc)
+    by_title = {s.title: s for s in outline.sections}
+    top = [s.title for s in outline.sections if s.level == 1 and s.path != "0"]
+    assert top == ["1. General Fund", "2. Capital Improvement Program", "3. Revenue"]
+    police = by_title["1.1.1 Police Department"]
+    assert police.level == 3 and police.number == "1.1.1"
+    assert police.parent_id == by_title["1.1 Public Safety"].id
+    assert police.heading_path == ["1. General Fund", "1.1 Public Safety", "1.1.1 Police Department"]
+    assert outline.max_level == 3
+    # tables under the lowest heading, with their header row
+    tables = [b.table for b in outline.blocks[police.id] if b.kind == "table"]
+    assert tables and tables[0].header[0] == "Line item"
+    assert any(row[0] == "Personnel" for row in tables[0].rows)
+    # the numbered list in 2.1 is text, not headings
+    assert not any("patrol vehicles" in s.title for s in outline.sections)
+    fleet = by_title["2.1 Public Safety Facilities and Fleet"]
+    fleet_text = "\n".join(b.text for b in outline.blocks[fleet.id] if b.kind == "paragraph")
+    assert "Replace two patrol vehicles" in fleet_text
+    # the text before the first heading is the preamble section
+    assert outline.sections[0].path == "0" and outline.blocks[outline.sections[0].id]
