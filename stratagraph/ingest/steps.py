@@ -322,15 +322,20 @@ def vector_items(
 
 
 def _embed_all(svc: Services, texts: list[str]) -> np.ndarray:
+    """Embed every text of the run, longest first across the whole run (so each model batch pads little),
+    in windows that report progress; rows come back in the order of ``texts``."""
     emb = svc.embeddings
-    batch = max(svc.settings.embedding_batch_size * 8, 256)
-    out = []
-    for start in range(0, len(texts), batch):
-        part = texts[start : start + batch]
-        fast = getattr(emb, "embed", None)
-        out.append(np.asarray(fast(part) if fast else emb.embed_documents(part), dtype=np.float32))
-        svc.report("embed", min(start + batch, len(texts)), len(texts))
-    return np.vstack(out)
+    fast = getattr(emb, "embed", None)
+    order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
+    window = max(svc.settings.embedding_batch_size * 8, 256)
+    parts = []
+    for start in range(0, len(order), window):
+        part = [texts[i] for i in order[start : start + window]]
+        parts.append(np.asarray(fast(part) if fast else emb.embed_documents(part), dtype=np.float32))
+        svc.report("embed", min(start + window, len(texts)), len(texts))
+    out = np.empty_like(np.vstack(parts))
+    out[order] = np.vstack(parts)
+    return out
 
 
 def _batches(todo: list[int], prepared: list[PreparedDocument], max_docs: int, max_items: int) -> list[list[int]]:
