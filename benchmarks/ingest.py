@@ -49,15 +49,26 @@ def phase_ingest(corpus: Path, workdir: Path) -> dict:
     from stratagraph import Settings, StrataGraph
 
     settings = Settings(home=workdir / "store")
+    steps: dict[str, float] = {}
     t0 = time.perf_counter()
     with StrataGraph(settings) as sg:
-        result = sg.ingest([corpus], base=corpus.parent)
+        last = t0
+        reports = []
+        inputs = {"paths": [str(corpus)], "base": str(corpus.parent)}
+        for update in sg.workflow("ingest").stream(inputs, context=sg.services, stream_mode="updates"):
+            now = time.perf_counter()
+            (node, value), = update.items()
+            steps[node] = round(now - last, 2)
+            last = now
+            if node == "summarize":
+                reports = value["reports"]
         elapsed = time.perf_counter() - t0
         counts = sg.stats()
     return {
         "seconds": round(elapsed, 2),
-        "documents": len(result.documents),
-        "failed": result.failed,
+        "steps_seconds": steps,
+        "documents": len(reports),
+        "failed": sum(1 for r in reports if r.status == "failed"),
         "chunks": counts.nodes["Chunk"],
         "sections": counts.nodes["Section"],
         "peak_rss_mb": round(_peak_rss_mb(), 1),
