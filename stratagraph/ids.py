@@ -9,8 +9,8 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path, PurePosixPath
+
 
 def _clean(part: str) -> str:
     # '#' is reserved for chunk ids; percent-encode it (and the escape itself) so ids stay reversible.
@@ -45,10 +45,7 @@ def chunk_id(doc_id: str, para: str, n: int) -> str:
 
 
 def split_chunk_id(cid: str) -> tuple[str, str, int]:
+    """``(doc_id, para, n)`` of a chunk id (the inverse of :func:`chunk_id`)."""
     doc, para, n = cid.rsplit("#", 2)
     return doc, para, int(n)
 
-
-def short_hash(*parts: str, length: int = 16) -> str:
-    h = hashlib.sha1("\x1f".join(parts).encode("utf-8")).hexdigest()
-    return h[:length]

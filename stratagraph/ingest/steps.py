@@ -279,7 +279,7 @@ def structure_graph(
 
 
 def _scalar_metadata(meta: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in meta.items() if isinstance(v, (str, int, float, bool)) and not isinstance(v, type(None))}
+    return {k: v for k, v in meta.items() if isinstance(v, (str, int, float, bool))}
 
 
 def _context_line(doc_title: str, heading_path: list[str]) -> str:
