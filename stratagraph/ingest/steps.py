@@ -15,6 +15,7 @@ import numpy as np
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field
 
+from stratagraph.embeddings import embed_texts
 from stratagraph.graph_store.base import DocumentVersion, StoreUnavailable
 from stratagraph.graph_store.vectors import VectorSnapshot
 from stratagraph.ingest.chunking import chunk_outline
@@ -324,17 +325,16 @@ def vector_items(
 def _embed_all(svc: Services, texts: list[str]) -> np.ndarray:
     """Embed every text of the run, longest first across the whole run (so each model batch pads little),
     in windows that report progress; rows come back in the order of ``texts``."""
-    emb = svc.embeddings
-    fast = getattr(emb, "embed", None)
     order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
     window = max(svc.settings.embedding_batch_size * 8, 256)
     parts = []
     for start in range(0, len(order), window):
         part = [texts[i] for i in order[start : start + window]]
-        parts.append(np.asarray(fast(part) if fast else emb.embed_documents(part), dtype=np.float32))
+        parts.append(embed_texts(svc.embeddings, part))
         svc.report("embed", min(start + window, len(texts)), len(texts))
-    out = np.empty_like(np.vstack(parts))
-    out[order] = np.vstack(parts)
+    stacked = np.vstack(parts)
+    out = np.empty_like(stacked)
+    out[order] = stacked
     return out
 
 
