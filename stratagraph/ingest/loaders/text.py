@@ -43,13 +43,16 @@ def read(file: Path, limit: int) -> bytes:
             raise LoadError("not a regular file")
         size = file.stat().st_size
         if size > limit:
-            raise LoadError(f"file too large: {size} bytes exceeds the limit of {limit} bytes (max_file_bytes)")
+            raise LoadError(
+                f"file too large: {size} bytes exceeds the limit of {limit} bytes "
+                "(raise it with STRATAGRAPH_MAX_FILE_BYTES)"
+            )
         with open(file, "rb") as fh:
             data = fh.read(limit + 1)
     except OSError as exc:
         raise LoadError(f"cannot read file: {exc.strerror or exc}") from exc
     if len(data) > limit:
-        raise LoadError(f"file too large: more than {limit} bytes (max_file_bytes)")
+        raise LoadError(f"file too large: more than {limit} bytes (raise it with STRATAGRAPH_MAX_FILE_BYTES)")
     if not data.strip():
         raise LoadError("empty file")
     return data
