@@ -85,8 +85,10 @@ class StrataGraph:
 
     def delete(self, doc_id: str) -> DeleteSummary:
         """Remove a document and everything only it supported (raises DocumentNotFound)."""
+        from stratagraph.ingest.steps import DOCUMENT_COLLECTIONS
+
         summary = self.graph.delete_document(doc_id)
-        for collection in ("chunks", "sections"):
+        for collection, _, _ in DOCUMENT_COLLECTIONS:
             self.vectors.delete_where(collection, {"doc_id": doc_id})
         return summary
 

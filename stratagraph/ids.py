@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePosixPath
 
 
@@ -28,12 +29,16 @@ def source_key(path: Path, root: Path, base: Path) -> str:
     """The path used in a document id. ``root`` is the path given to ``ingest``; ``base`` the ingest base
     (default: the working directory). Under ``base``: relative to it, so ``ingest docs`` and
     ``ingest docs/a.md`` name ``docs/a.md`` alike. Elsewhere: relative to the parent of ``root``, so
-    ``/tmp/a/x.md`` ingested as ``/tmp/a`` is ``a/x.md`` whatever the working directory."""
-    path = path.resolve()
-    try:
-        return path.relative_to(base.resolve()).as_posix()
-    except ValueError:
-        return path.relative_to(root.resolve().parent).as_posix()
+    ``/tmp/a/x.md`` ingested as ``/tmp/a`` is ``a/x.md`` whatever the working directory. Paths are compared
+    as given (made absolute), then with symlinks resolved; the file name is the last resort."""
+    for norm in (lambda p: Path(os.path.abspath(p)), lambda p: Path(p).resolve()):
+        file = norm(path)
+        for anchor in (norm(base), norm(root).parent):
+            try:
+                return file.relative_to(anchor).as_posix()
+            except ValueError:
+                continue
+    return Path(path).name
 
 
 def section_id(doc_id: str, path: str) -> str:

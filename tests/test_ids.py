@@ -26,3 +26,20 @@ def test_source_key_under_base_and_outside(tmp_path: Path) -> None:
     assert ids.source_key(inside, root=inside, base=base) == "docs/a.md"  # same id, file or folder given
     assert ids.source_key(outside, root=outside_root, base=base) == "batch/sub/b.md"
     assert ids.source_key(outside, root=outside, base=base) == "b.md"
+
+
+def test_source_key_through_a_symlinked_folder(tmp_path: Path) -> None:
+    real = tmp_path / "real" / "docs"
+    real.mkdir(parents=True)
+    (real / "a.md").write_text("x", "utf-8")
+    base = tmp_path / "project"
+    base.mkdir()
+    link = base / "docs"
+    link.symlink_to(real, target_is_directory=True)
+    # under the base by the path as given, although the file really lies elsewhere
+    assert ids.source_key(link / "a.md", root=link, base=base) == "docs/a.md"
+    # a symlinked file given on its own is named by its link
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "b.md").symlink_to(real / "a.md")
+    assert ids.source_key(other / "b.md", root=other / "b.md", base=base) == "b.md"

@@ -421,17 +421,7 @@ class VectorStore:
 
     def get_embeddings(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors of the ids that exist."""
-        col = self._col(collection)
-        wanted = list(dict.fromkeys(str(i) for i in ids))
-        out: dict[str, np.ndarray] = {}
-        for start in range(0, len(wanted), self._max_batch):
-            res = self._call(col.get, ids=wanted[start : start + self._max_batch], include=["embeddings"])
-            vectors = res.get("embeddings")
-            if vectors is None:
-                continue
-            for id_, vec in zip(res["ids"], vectors, strict=True):
-                out[id_] = np.asarray(vec, dtype=np.float32)
-        return out
+        return {id_: vec for id_, (vec, _meta) in self.snapshot(collection, ids).rows.items()}
 
     def snapshot(self, collection: str, ids: Sequence[str]) -> VectorSnapshot:
         """The stored rows (vector and metadata) of ``ids`` that exist, to undo an overwrite with

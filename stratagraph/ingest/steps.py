@@ -38,6 +38,14 @@ from stratagraph.services import Services, default_services
 log = logging.getLogger(__name__)
 
 
+#: Chroma collections that hold one document's own rows (metadata ``doc_id``), with the PreparedDocument
+#: fields of their items and vectors.
+DOCUMENT_COLLECTIONS: tuple[tuple[str, str, str], ...] = (
+    ("chunks", "chunk_vectors", "chunk_embeddings"),
+    ("sections", "section_vectors", "section_embeddings"),
+)
+
+
 class VectorItem(BaseModel):
     id: str
     text: str  # what is stored as the document text in the collection
@@ -363,10 +371,7 @@ def write_documents(svc: Services, items: list[PreparedDocument]) -> None:
     vs = svc.vectors
     undo: list[VectorSnapshot] = []
     try:
-        for collection, attr, emb_attr in (
-            ("chunks", "chunk_vectors", "chunk_embeddings"),
-            ("sections", "section_vectors", "section_embeddings"),
-        ):
+        for collection, attr, emb_attr in DOCUMENT_COLLECTIONS:
             entries = [v for item in items for v in getattr(item, attr)]
             if not entries:
                 continue
@@ -388,7 +393,7 @@ def write_documents(svc: Services, items: list[PreparedDocument]) -> None:
         raise
     doc_ids = [item.doc.doc_id for item in items]
     where = {"doc_id": doc_ids[0]} if len(doc_ids) == 1 else {"doc_id": {"$in": doc_ids}}
-    for collection, attr in (("chunks", "chunk_vectors"), ("sections", "section_vectors")):
+    for collection, attr, _ in DOCUMENT_COLLECTIONS:
         keep = {v.id for item in items for v in getattr(item, attr)}
         stale = [i for i in vs.ids(collection, where=where) if i not in keep]
         if stale:

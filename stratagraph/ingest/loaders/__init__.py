@@ -83,9 +83,9 @@ def load_paths(
                     LoadIssue(source=label, message="no supported files found in directory", severity="warning")
                 )
             for file in files:
-                _load_into(file, arg, base_dir, settings, result, seen, explicit=False)
+                _load_into(file, arg, base_dir, settings, result, seen)
         else:
-            _load_into(arg, arg, base_dir, settings, result, seen, explicit=True)
+            _load_into(arg, arg, base_dir, settings, result, seen)
     return result
 
 
@@ -133,20 +133,6 @@ def _walk(
     return [path for _, path in found]
 
 
-def _key(file: Path, root: Path, base: Path) -> str:
-    """The relative source key of ``file`` (see :func:`ids.source_key`), robust to odd symlinks."""
-    try:
-        return ids.source_key(file, root=root, base=base)
-    except (ValueError, OSError):
-        file_abs, root_abs = file.absolute(), root.absolute()
-        for anchor in (base.absolute(), root_abs.parent):
-            try:
-                return file_abs.relative_to(anchor).as_posix()
-            except ValueError:
-                continue
-        return file.name
-
-
 def _load_into(
     file: Path,
     root: Path,
@@ -154,17 +140,8 @@ def _load_into(
     settings: Settings,
     result: LoadResult,
     seen: set[Path],
-    explicit: bool,
 ) -> None:
-    key = _key(file, root, base)
-    fmt = FORMATS.get(file.suffix.lower())
-    if fmt is None:
-        if explicit:
-            supported = ", ".join(sorted(FORMATS))
-            shown = file.suffix or "(none)"
-            message = f"unsupported file type '{shown}' (supported: {supported})"
-            result.issues.append(LoadIssue(source=key, message=message))
-        return
+    """Load ``file`` once per run (a file reached twice, e.g. given and inside a given folder, counts once)."""
     try:
         resolved = file.resolve()
     except OSError:
@@ -172,7 +149,7 @@ def _load_into(
     if resolved in seen:
         return
     seen.add(resolved)
-    docs, issues = load_file(file, key, settings, fmt=fmt)
+    docs, issues = load_file(file, ids.source_key(file, root=root, base=base), settings)
     result.documents.extend(docs)
     result.issues.extend(issues)
 
@@ -183,7 +160,9 @@ def load_file(
     """Load one file under the source key ``key`` (its relative path); never raises for bad content."""
     fmt = fmt or FORMATS.get(file.suffix.lower())
     if fmt is None:
-        return [], [LoadIssue(source=key, message=f"unsupported file type '{file.suffix or '(none)'}'")]
+        supported = ", ".join(sorted(FORMATS))
+        message = f"unsupported file type '{file.suffix or '(none)'}' (supported: {supported})"
+        return [], [LoadIssue(source=key, message=message)]
     try:
         data = read(file, settings.max_file_bytes)
         return _PARSERS[fmt](file, key, data, settings)
