@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from stratagraph.config import Settings
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 from stratagraph.graph_store.base import DeleteSummary, GraphCounts, GraphStore
 from stratagraph.schema import IngestReport, IngestStatus
 from stratagraph.services import ProgressFn, Services
@@ -39,9 +42,15 @@ class StrataGraph:
     0
     """
 
-    def __init__(self, settings: Settings | None = None, *, progress: ProgressFn | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        progress: ProgressFn | None = None,
+        chat_model: BaseChatModel | None = None,
+    ) -> None:
         self.settings = settings or Settings()
-        self.services = Services(self.settings, progress=progress)
+        self.services = Services(self.settings, progress=progress, chat_model=chat_model)
 
     # ------------------------------------------------------------------ stores
     @property
@@ -84,12 +93,17 @@ class StrataGraph:
         return IngestResult(documents=out.get("reports", []))
 
     def delete(self, doc_id: str) -> DeleteSummary:
-        """Remove a document and everything only it supported (raises DocumentNotFound)."""
-        from stratagraph.ingest.steps import DOCUMENT_COLLECTIONS
+        """Remove a document and everything only it supported (raises DocumentNotFound), then repair what
+        pointed at it: other chunks' SIMILAR lists are recomputed and entity-name rows follow the entities."""
+        from stratagraph.ingest.linking import link_documents, reconcile_entity_vectors
+        from stratagraph.ingest.steps import DOCUMENT_COLLECTIONS, document_dependents
 
+        dependents = document_dependents(self.services, doc_id)
         summary = self.graph.delete_document(doc_id)
         for collection, _, _ in DOCUMENT_COLLECTIONS:
             self.vectors.delete_where(collection, {"doc_id": doc_id})
+        reconcile_entity_vectors(self.services, dependents["old_entities"])
+        link_documents(self.services, [], lost_similar=dependents["lost_similar"])
         return summary
 
     # ------------------------------------------------------------------ inspection

@@ -57,6 +57,18 @@ class Settings(BaseSettings):
     chunk_tokens: int = Field(default=200, ge=16, description="token budget of one chunk (BiG-RAG Alg. 1 tau)")
     carry_over_sentences: int = Field(default=2, ge=0, description="sentences of the previous chunk kept as context (BAG-RAG eq. 2)")
     max_file_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="files larger than this are refused")
+    # knowledge layer
+    extractor: Literal["auto", "spacy", "llm"] = Field(
+        default="auto", description="auto: the LLM extractor when a chat model is configured, else spaCy"
+    )
+    llm_concurrency: int = Field(default=4, ge=1, description="LLM requests in flight at once")
+    llm_cache: bool = Field(default=True, description="cache LLM replies on disk, keyed by model and prompt")
+    entity_merge_threshold: float = Field(
+        default=0.90, ge=0.0, le=1.0, description="embedding cosine at which two entity names merge (BiG-RAG §4.1.3)"
+    )
+    similar_top_k: int = Field(default=3, ge=0, description="SIMILAR edges per chunk, to other documents (CG-RAG §4.2.2)")
+    similar_min_score: float = Field(default=0.55, ge=0.0, description="least sparse + dense score of a SIMILAR edge")
+    citation_top_k: int = Field(default=2, ge=0, description="chunks of a cited document each citing chunk links to")
     json_title_field: str = "title"
     json_text_field: str = "text"
     json_id_field: str = "id"
@@ -74,6 +86,10 @@ class Settings(BaseSettings):
     def chroma_path(self) -> Path:
         return self.home / "chroma"
 
+    @property
+    def llm_cache_path(self) -> Path:
+        return self.home / "llm_cache.sqlite"
+
     def settings_fingerprint(self) -> dict[str, object]:
         """The settings that change what ingestion produces (part of every content hash)."""
         return {
@@ -81,4 +97,14 @@ class Settings(BaseSettings):
             "carry_over_sentences": self.carry_over_sentences,
             "embeddings": self.embeddings if self.embeddings == "minilm" else f"openai:{self.embedding_model}",
             "embedding_max_tokens": self.embedding_max_tokens,
+            "extractor": self.extractor_name(),
+            "entity_merge_threshold": self.entity_merge_threshold,
+            "similar": [self.similar_top_k, self.similar_min_score],
+            "citation_top_k": self.citation_top_k,
         }
+
+    def extractor_name(self) -> str:
+        """Which extractor ``extractor`` resolves to: ``spacy`` or ``llm:<model>``."""
+        if self.extractor == "spacy" or not self.llm_model or not (self.openai_base_url or self.openai_api_key):
+            return "spacy"
+        return f"llm:{self.llm_model}"

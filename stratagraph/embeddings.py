@@ -46,6 +46,7 @@ __all__ = [
     "OpenAICompatibleEmbeddings",
     "chroma_embedding_function",
     "embed_query_vector",
+    "embed_texts_with_spans",
     "embed_texts",
     "embeddings_config",
     "embeddings_from_config",
@@ -245,12 +246,24 @@ class MiniLMEmbeddings(Embeddings):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts: an ``(n, 384)`` float32 array of unit vectors, in input order."""
+        return self.embed_with_spans(texts)[0]
+
+    def embed_with_spans(
+        self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]] | None = None
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Embed texts and, from the same forward pass, character spans inside them.
+
+        A span's vector is the mean of the token states that fall inside it, L2-normalised: a phrase
+        embedded in its passage's context at no extra model cost (how fact and entity vectors are made at
+        ingest). ``spans[i]`` lists ``(start, end)`` offsets into ``texts[i]``; the second result holds one
+        ``(len(spans[i]), 384)`` array per text, with a row of NaN for a span truncated away."""
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string")
         texts = list(texts)
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        span_out = [np.full((len(spans[i]) if spans else 0, self.dimension), np.nan, np.float32) for i in range(len(texts))]
         if not texts:
-            return out
+            return out, span_out
         tokenizer, session, wants_type_ids, output = self._load()
         encodings = tokenizer.encode_batch(texts)
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
@@ -269,15 +282,38 @@ class MiniLMEmbeddings(Embeddings):
             hidden = session.run([output], feeds)[0]
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-            norms = np.sqrt((pooled * pooled).sum(axis=1, keepdims=True))
-            out[rows] = pooled / np.maximum(norms, 1e-12)
-        return out
+            out[rows] = _unit(pooled)
+            if spans:
+                for r, i in enumerate(rows):
+                    if spans[i]:
+                        span_out[i] = _pool_spans(hidden[r, : lengths[i]], encodings[i], spans[i])
+        return out, span_out
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self.embed(texts).tolist()
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed([text])[0].tolist()
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    norms = np.sqrt((matrix * matrix).sum(axis=1, keepdims=True))
+    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def _pool_spans(hidden: np.ndarray, encoding: Any, spans: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Mean token state inside each character span (special tokens, offset (0, 0), never count)."""
+    offsets = np.asarray(encoding.offsets, dtype=np.int64)
+    special = np.asarray(encoding.special_tokens_mask, dtype=bool)
+    starts, ends = offsets[:, 0], offsets[:, 1]
+    rows = np.full((len(spans), hidden.shape[1]), np.nan, dtype=np.float32)
+    for k, (lo, hi) in enumerate(spans):
+        inside = ~special & (ends > lo) & (starts < hi)
+        if inside.any():
+            rows[k] = hidden[inside].mean(axis=0)
+    good = ~np.isnan(rows[:, 0])
+    rows[good] = _unit(rows[good])
+    return rows
 
 
 _MINILM: dict[tuple[int, int, int], MiniLMEmbeddings] = {}
@@ -394,6 +430,26 @@ def embed_texts(embeddings: Embeddings, texts: Sequence[str]) -> np.ndarray:
     if isinstance(embeddings, MiniLMEmbeddings):
         return embeddings.embed(texts)
     return np.asarray(embeddings.embed_documents(texts), dtype=np.float32)
+
+
+def embed_texts_with_spans(
+    embeddings: Embeddings, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Text vectors plus one vector per character span of each text. MiniLM pools the spans from the
+    texts' own forward pass; any other ``Embeddings`` embeds the span substrings as texts of their own.
+    A span the model truncated away comes back embedded on its own, so every row is a unit vector."""
+    texts = list(texts)
+    if isinstance(embeddings, MiniLMEmbeddings):
+        vectors, span_vectors = embeddings.embed_with_spans(texts, spans)
+    else:
+        vectors = embed_texts(embeddings, texts)
+        span_vectors = [np.full((len(s), vectors.shape[1] if len(vectors) else 0), np.nan, np.float32) for s in spans]
+    missing = [(i, k) for i, rows in enumerate(span_vectors) for k in range(len(rows)) if np.isnan(rows[k, 0])]
+    if missing:
+        filled = embed_texts(embeddings, [texts[i][spans[i][k][0] : spans[i][k][1]] for i, k in missing])
+        for (i, k), row in zip(missing, filled, strict=True):
+            span_vectors[i][k] = row
+    return vectors, span_vectors
 
 
 def embed_query_vector(embeddings: Embeddings, text: str) -> np.ndarray:

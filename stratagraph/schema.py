@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from enum import StrEnum
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -283,3 +284,107 @@ class IngestReport(BaseModel):
     status: IngestStatus
     error: str | None = None
     warnings: list[str] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------------
+# Shared nodes: per-document contributions and the props derived from them
+# --------------------------------------------------------------------------------------------------
+
+#: Props key of a shared node's per-document contributions ({doc_id: {...}}). Stores merge it on upsert
+#: (entry by entry) and drop a document's entry when the document goes, then call :func:`derive_props`,
+#: so a shared node's visible props are a function of the documents it has, never of the write order.
+BY_DOC = "by_doc"
+
+_WEAK_TYPES = frozenset({"THING", "PROPN", "ITEM", "COREF", "LINE_ITEM"})
+
+
+def _top(counts: dict[str, int], prefer: Any = None) -> str | None:
+    if not counts:
+        return None
+    return min(counts, key=lambda k: (prefer(k) if prefer else 0, -counts[k], -len(k), k))
+
+
+def _entity_props(props: dict[str, Any]) -> dict[str, Any]:
+    """Name (most mentioned surface form), type (most frequent, specific types first), aliases (every
+    other surface form), description (the first document's, by id) and mention count of an Entity."""
+    by_doc: dict[str, dict[str, Any]] = props.get(BY_DOC) or {}
+    names: dict[str, int] = {}
+    types: dict[str, int] = {}
+    keys: set[str] = set()
+    description = ""
+    for doc in sorted(by_doc):
+        part = by_doc[doc]
+        for name, n in (part.get("names") or {}).items():
+            names[name] = names.get(name, 0) + int(n)
+        for type_, n in (part.get("types") or {}).items():
+            types[type_] = types.get(type_, 0) + int(n)
+        keys.update(part.get("keys") or ())
+        if not description and part.get("description"):
+            description = str(part["description"])
+    out = {k: v for k, v in props.items() if k not in {"name", "type", "aliases", "description", "keys", "mentions"}}
+    name = _top(names) or props.get("name") or ""
+    seen = {name.casefold()}
+    aliases = []
+    for alias in sorted(names, key=lambda a: (-names[a], a)):
+        if alias.casefold() not in seen:
+            seen.add(alias.casefold())
+            aliases.append(alias)
+    out.update(
+        name=name,
+        type=_top(types, prefer=lambda t: t in _WEAK_TYPES) or props.get("type") or "THING",
+        aliases=sorted(aliases),
+        description=description or props.get("description", ""),
+        keys=sorted(keys),
+        mentions=sum(names.values()),
+    )
+    return out
+
+
+_DERIVERS: dict[str, Any] = {NodeLabel.ENTITY.value: _entity_props}
+
+
+def derive_props(label: str, props: dict[str, Any]) -> dict[str, Any]:
+    """The visible props of a shared node, recomputed from its ``by_doc`` contributions."""
+    derive = _DERIVERS.get(str(label))
+    return derive(props) if derive and BY_DOC in props else props
+
+
+def merge_by_doc(label: str, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Props after upserting ``new`` over ``old``: ``by_doc`` entries merge (new wins per document), the
+    rest is replaced, then the visible props are derived again."""
+    if BY_DOC not in new or BY_DOC not in old:
+        return new
+    merged = {**(old.get(BY_DOC) or {}), **(new.get(BY_DOC) or {})}
+    return derive_props(label, {**new, BY_DOC: merged})
+
+
+def _combine_part(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    out = dict(a)
+    for key, value in b.items():
+        old = out.get(key)
+        if isinstance(value, dict) and isinstance(old, dict):
+            out[key] = {k: old.get(k, 0) + value.get(k, 0) for k in sorted({*old, *value})}
+        elif isinstance(value, list) and isinstance(old, list):
+            out[key] = sorted({*old, *value})
+        elif not old:
+            out[key] = value
+    return out
+
+
+def fold_by_doc(label: str, props: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Props of one node standing for several (entity resolution): contributions of the same document
+    add up (counts summed, lists united), the first props' other keys win."""
+    merged: dict[str, dict[str, Any]] = {}
+    for p in props:
+        for doc, part in (p.get(BY_DOC) or {}).items():
+            merged[doc] = _combine_part(merged[doc], part) if doc in merged else dict(part)
+    return derive_props(label, {**props[0], BY_DOC: merged})
+
+
+def drop_doc_props(label: str, props: dict[str, Any], doc_id: str) -> dict[str, Any] | None:
+    """Props without ``doc_id``'s contribution, or None when nothing changes."""
+    by_doc = props.get(BY_DOC)
+    if not by_doc or doc_id not in by_doc:
+        return None
+    rest = {d: v for d, v in by_doc.items() if d != doc_id}
+    return derive_props(label, {**props, BY_DOC: rest})

@@ -17,7 +17,10 @@ from stratagraph.config import Settings
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
+    from langchain_core.language_models import BaseChatModel
+
     from stratagraph.graph_store.base import GraphStore
+    from stratagraph.ingest.extractors.base import Extractor
     from stratagraph.graph_store.vectors import VectorStore
 
 #: progress(stage, done, total): called by long-running nodes; must be cheap and thread-safe.
@@ -30,6 +33,7 @@ class Services:
     progress: ProgressFn | None = None
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _open: dict[str, object] = field(default_factory=dict, repr=False)
+    chat_model: BaseChatModel | None = None  # a caller's own LangChain chat model; else built from settings
 
     def _get(self, name: str, factory: Callable[[], object]) -> object:
         with self._lock:
@@ -55,13 +59,43 @@ class Services:
 
         return self._get("vectors", lambda: VectorStore(self.settings, self.embeddings))  # type: ignore[return-value]
 
+    @property
+    def llm(self) -> BaseChatModel | None:
+        """The chat model: the one passed in, else ``ChatOpenAI`` from the settings, else None."""
+        if self.chat_model is not None:
+            return self.chat_model
+        from stratagraph.llm import get_chat_model
+
+        return self._get("llm", lambda: get_chat_model(self.settings))  # type: ignore[return-value]
+
+    @property
+    def extractor(self) -> Extractor:
+        """The knowledge extractor ``settings.extractor`` asks for (``auto``: the LLM one when a chat model
+        is configured, else spaCy)."""
+        return self._get("extractor", self._make_extractor)  # type: ignore[return-value]
+
+    def _make_extractor(self) -> Extractor:
+        choice = self.settings.extractor
+        llm = self.llm if choice in ("auto", "llm") else None
+        if choice == "llm" and llm is None:
+            raise ValueError("extractor 'llm' needs a chat model: set STRATAGRAPH_LLM_MODEL and OPENAI_BASE_URL")
+        if llm is not None:
+            from stratagraph.ingest.extractors.llm import LLMExtractor
+            from stratagraph.llm import LLMCache
+
+            cache = LLMCache(self.settings.llm_cache_path) if self.settings.llm_cache else None
+            return LLMExtractor(llm, self.settings, cache)
+        from stratagraph.ingest.extractors.spacy_nlp import SpacyExtractor
+
+        return SpacyExtractor(self.settings)
+
     def report(self, stage: str, done: int, total: int) -> None:
         if self.progress is not None:
             self.progress(stage, done, total)
 
     def close(self) -> None:
         with self._lock:
-            for name in ("graph", "vectors"):
+            for name in ("extractor", "graph", "vectors"):
                 close = getattr(self._open.pop(name, None), "close", None)
                 if close is not None:
                     close()

@@ -245,3 +245,26 @@ def test_openai_without_key_or_url_is_a_clear_error(monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("STRATAGRAPH_OPENAI_BASE_URL", raising=False)
     with pytest.raises(ValueError, match="OPENAI_API_KEY"):
         E.get_embeddings(Settings(embeddings="openai"))
+
+
+def test_span_vectors_come_from_the_same_pass_and_mean_the_phrase(minilm: E.MiniLMEmbeddings) -> None:
+    text = "The Police Department requests new body cameras, while the city library extends its opening hours."
+    spans = [(0, text.index(",")), (text.index("the city library"), len(text) - 1)]
+    plain = minilm.embed([text])
+    vectors, span_vectors = minilm.embed_with_spans([text], [spans])
+    assert np.array_equal(vectors, plain)  # spans cost no change to the passage vector
+    police, library = span_vectors[0]
+    assert abs(float(np.linalg.norm(police)) - 1) < 1e-5
+    q_police, q_library = minilm.embed(["police body cameras", "library opening hours"])
+    assert float(police @ q_police) > float(police @ q_library)
+    assert float(library @ q_library) > float(library @ q_police)
+
+
+def test_span_truncated_away_is_embedded_on_its_own() -> None:
+    short = E.MiniLMEmbeddings(batch_size=4, max_tokens=8)
+    text = "one two three four five six seven eight nine ten eleven twelve thirteen"
+    tail = (text.index("twelve"), len(text))
+    _, raw = short.embed_with_spans([text], [[tail]])
+    assert np.isnan(raw[0][0, 0])
+    _, filled = E.embed_texts_with_spans(short, [text], [[tail]])
+    assert np.allclose(filled[0][0], short.embed(["twelve thirteen"])[0], atol=1e-6)

@@ -123,10 +123,29 @@ class GraphStore(ABC):
         """Atomically drop ``doc_id``'s provenance (as :meth:`delete_document`) and write its new nodes and
         edges: a reader sees the old version or the new one, never a mix; a failure leaves the old one."""
 
-    def replace_documents(self, versions: Sequence[DocumentVersion]) -> list[DeleteSummary]:
-        """:meth:`replace_document` for many documents in one transaction (all or nothing). Backends
+    def replace_documents(
+        self, versions: Sequence[DocumentVersion], merges: Mapping[str, Sequence[str]] | None = None
+    ) -> list[DeleteSummary]:
+        """:meth:`merge_nodes` for each ``target -> sources`` of ``merges`` (in target order), then
+        :meth:`replace_document` for many documents, in one transaction (all or nothing). Backends
         override it to save round trips; this default is correct but not atomic across documents."""
+        for target, sources in sorted((merges or {}).items()):
+            self.merge_nodes(target, sources)
         return [self.replace_document(v.doc_id, v.nodes, v.edges) for v in versions]
+
+    @abstractmethod
+    def write_batch(
+        self, nodes: Sequence[Node] = (), edges: Sequence[Edge] = (), delete_edges: Sequence[str] = ()
+    ) -> None:
+        """Delete edges by id, then upsert nodes, then upsert edges, in one transaction (derived links that
+        must change together, e.g. a chunk's SIMILAR list)."""
+
+    @abstractmethod
+    def merge_nodes(self, target: str, sources: Sequence[str]) -> int:
+        """Fold ``sources`` into ``target`` in one transaction (entity resolution): the target gets their
+        provenance and ``by_doc`` contributions (created from the first source if it does not exist), their
+        edges are re-pointed to it (an edge that would become a self-loop is dropped) and they are deleted.
+        Returns how many sources existed."""
 
     @abstractmethod
     def delete_document(self, doc_id: str) -> DeleteSummary:

@@ -38,7 +38,19 @@ from stratagraph.graph_store.base import (
     StoreUnavailable,
     Subgraph,
 )
-from stratagraph.schema import Direction, Edge, EdgeType, Node, NodeLabel, canonical_json
+from stratagraph.schema import (
+    BY_DOC,
+    Direction,
+    Edge,
+    EdgeType,
+    Node,
+    NodeLabel,
+    canonical_json,
+    derive_props,
+    fold_by_doc,
+    drop_doc_props,
+    merge_by_doc,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -548,16 +560,75 @@ class SQLiteGraphStore(GraphStore):
             self._upsert_edges(conn, edges, delta)
         return summary
 
-    def replace_documents(self, versions: Sequence[DocumentVersion]) -> list[DeleteSummary]:
-        if not versions:
+    def replace_documents(
+        self, versions: Sequence[DocumentVersion], merges: Mapping[str, Sequence[str]] | None = None
+    ) -> list[DeleteSummary]:
+        if not versions and not merges:
             return []
         with self._write() as (conn, delta):
+            for target, sources in sorted((merges or {}).items()):
+                self._merge_nodes(conn, target, sources, delta)
             summaries = [
                 self._drop_document(conn, v.doc_id, delta) or DeleteSummary(doc_id=v.doc_id) for v in versions
             ]
             self._upsert_nodes(conn, [n for v in versions for n in v.nodes], delta)
             self._upsert_edges(conn, [e for v in versions for e in v.edges], delta)
         return summaries
+
+    def write_batch(
+        self, nodes: Sequence[Node] = (), edges: Sequence[Edge] = (), delete_edges: Sequence[str] = ()
+    ) -> None:
+        if not nodes and not edges and not delete_edges:
+            return
+        with self._write() as (conn, delta):
+            if delete_edges:
+                found = [
+                    r[0] for r in conn.execute(f"SELECT id FROM edges WHERE id IN {_IN}", (_ids_param(delete_edges),))
+                ]
+                self._delete_edges(conn, found, delta)
+            self._upsert_nodes(conn, nodes, delta)
+            self._upsert_edges(conn, edges, delta)
+
+    def merge_nodes(self, target: str, sources: Sequence[str]) -> int:
+        with self._write() as (conn, delta):
+            return self._merge_nodes(conn, target, sources, delta)
+
+    def _merge_nodes(self, conn: sqlite3.Connection, target: str, sources: Sequence[str], delta: _Delta) -> int:
+        sources = sorted({s for s in sources if s != target})
+        if not sources:
+            return 0
+        rows = conn.execute(f"SELECT {_NODE_COLS} FROM nodes n WHERE n.id IN {_IN}", (_ids_param(sources),)).fetchall()
+        found = [_node(r) for r in rows]
+        if not found:
+            return 0
+        existing = self.get_node_in(conn, target)
+        parts = ([existing] if existing else []) + found  # the target's own non-provenance props win
+        props = fold_by_doc(parts[0].label, [p.props for p in parts]) if BY_DOC in parts[0].props else parts[0].props
+        folded = Node(
+            id=target, label=parts[0].label, doc_ids=sorted({d for p in parts for d in p.doc_ids}), props=props
+        )
+        moved_ids = sorted({s.id for s in found})
+        param = _ids_param(moved_ids)
+        edge_rows = conn.execute(
+            f"SELECT {_EDGE_COLS}, e.id FROM edges e WHERE e.src IN {_IN} OR e.dst IN {_IN}", (param, param)
+        ).fetchall()
+        moved = set(moved_ids)
+        new_edges = []
+        for row in edge_rows:
+            edge = _edge(row[:-1])
+            src = target if edge.src in moved else edge.src
+            dst = target if edge.dst in moved else edge.dst
+            if src != dst:
+                new_edges.append(edge.model_copy(update={"src": src, "dst": dst}))
+        self._delete_edges(conn, [r[-1] for r in edge_rows], delta)
+        self._delete_nodes(conn, moved_ids, delta)  # the target stays: the upsert below folds into it
+        self._upsert_nodes(conn, [folded], delta)
+        self._upsert_edges(conn, new_edges, delta)
+        return len(moved_ids)
+
+    def get_node_in(self, conn: sqlite3.Connection, node_id: str) -> Node | None:
+        row = conn.execute(f"SELECT {_NODE_COLS} FROM nodes n WHERE n.id = ?", (node_id,)).fetchone()
+        return _node(row) if row else None
 
     def delete_document(self, doc_id: str) -> DeleteSummary:
         with self._write() as (conn, delta):
@@ -567,12 +638,16 @@ class SQLiteGraphStore(GraphStore):
         return summary
 
     def _upsert_nodes(self, conn: sqlite3.Connection, nodes: Sequence[Node], delta: _Delta) -> None:
-        merged: dict[str, tuple[str, str, set[str]]] = {}
+        merged: dict[str, tuple[str, dict[str, Any], set[str]]] = {}
         for node in nodes:
             docs = set(node.doc_ids)
+            props = node.props
             if node.id in merged:
                 docs |= merged[node.id][2]
-            merged[node.id] = (str(node.label), canonical_json(node.props), docs)
+                props = merge_by_doc(str(node.label), merged[node.id][1], props)
+            elif BY_DOC in props:
+                props = derive_props(str(node.label), props)
+            merged[node.id] = (str(node.label), props, docs)
         if not merged:
             return
         existing = {
@@ -581,11 +656,16 @@ class SQLiteGraphStore(GraphStore):
                 f"SELECT id, label, props, doc_ids FROM nodes WHERE id IN {_IN}", (_ids_param(merged),)
             ).fetchall()
         }
+        for nid, (label, props, docs) in list(merged.items()):
+            old = existing.get(nid)
+            if old is not None and BY_DOC in props and BY_DOC in old[1]:
+                merged[nid] = (label, merge_by_doc(label, json.loads(old[1]), props), docs)
+        merged_json = {nid: (label, canonical_json(props), docs) for nid, (label, props, docs) in merged.items()}
         rows: list[tuple[str, str, str, str]] = []
         provenance: list[tuple[str, str]] = []
         fts_out: list[str] = []  # chunks whose indexed text goes stale
         fts_in: list[str] = []  # chunks to (re)index
-        for nid, (label, props, docs) in merged.items():
+        for nid, (label, props, docs) in merged_json.items():
             provenance.extend((d, nid) for d in docs)
             old = existing.get(nid)
             changed = True
@@ -693,6 +773,11 @@ class SQLiteGraphStore(GraphStore):
         node_rows = conn.execute(
             "SELECT n.id, n.doc_ids FROM node_docs d JOIN nodes n ON n.id = d.node_id WHERE d.doc_id = ?", (doc_id,)
         ).fetchall()
+        shared_rows = conn.execute(
+            "SELECT n.id, n.label, n.props FROM node_docs d JOIN nodes n ON n.id = d.node_id "
+            "WHERE d.doc_id = ? AND n.props LIKE '%\"by_doc\":%'",
+            (doc_id,),
+        ).fetchall()
         edge_rows = conn.execute(
             "SELECT e.id, e.doc_ids FROM edge_docs d JOIN edges e ON e.id = d.edge_id WHERE d.doc_id = ?", (doc_id,)
         ).fetchall()
@@ -722,6 +807,14 @@ class SQLiteGraphStore(GraphStore):
         conn.execute("DELETE FROM node_docs WHERE doc_id = ?", (doc_id,))
         conn.execute("DELETE FROM edge_docs WHERE doc_id = ?", (doc_id,))
         conn.executemany("UPDATE nodes SET doc_ids = ? WHERE id = ?", kept_nodes)
+        kept_ids = {nid for _, nid in kept_nodes}
+        reprops = []
+        for nid, label, props_json in shared_rows:
+            if nid in kept_ids:
+                props = drop_doc_props(label, json.loads(props_json), doc_id)
+                if props is not None:
+                    reprops.append((canonical_json(props), nid))
+        conn.executemany("UPDATE nodes SET props = ? WHERE id = ?", reprops)
         conn.executemany("UPDATE edges SET doc_ids = ? WHERE id = ?", kept_edges)
         self._delete_edges(conn, dead_edges, delta)
         cascaded = self._delete_nodes(conn, dead_nodes, delta)  # other edges that touched them

@@ -1,7 +1,7 @@
 """Node functions of the ingest workflow (``workflows/ingest.py`` wires them).
 
-load -> plan -> build -> embed -> write -> summarize. Each is a small function of the state that returns an
-update; the stores come from ``runtime.context`` (a :class:`~stratagraph.services.Services`). One document's
+load -> plan -> build -> extract -> embed -> resolve -> write -> link -> summarize. Each is a small function of
+the state that returns an update; the stores come from ``runtime.context`` (a :class:`~stratagraph.services.Services`). One document's
 failure is reported for that document and never touches what is stored for the others.
 """
 
@@ -15,11 +15,22 @@ import numpy as np
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field
 
-from stratagraph.embeddings import embed_texts
+from stratagraph.embeddings import embed_texts, embed_texts_with_spans
 from stratagraph.graph_store.base import DocumentVersion, StoreUnavailable
 from stratagraph.graph_store.vectors import VectorSnapshot
 from stratagraph.ingest.chunking import chunk_outline
+from stratagraph.ingest.extractors.base import ChunkExtraction
+from stratagraph.ingest.knowledge import (
+    FactSpan,
+    document_references,
+    fact_spans,
+    extraction_input,
+    knowledge_records,
+    table_extractions,
+)
+from stratagraph.ingest.linking import ENTITY_COLLECTION, link_documents, reconcile_entity_vectors
 from stratagraph.ingest.loaders import load_paths
+from stratagraph.ingest.resolution import DocumentEntities, KeyInfo, block_tokens, cluster_keys, resolve_document
 from stratagraph.ingest.structure import build_outline
 from stratagraph.schema import (
     ChunkRecord,
@@ -43,6 +54,7 @@ log = logging.getLogger(__name__)
 DOCUMENT_COLLECTIONS: tuple[tuple[str, str, str], ...] = (
     ("chunks", "chunk_vectors", "chunk_embeddings"),
     ("sections", "section_vectors", "section_embeddings"),
+    ("facts", "fact_vectors", "fact_embeddings"),
 )
 
 
@@ -68,6 +80,16 @@ class PreparedDocument(BaseModel):
     section_vectors: list[VectorItem] = Field(default_factory=list)
     chunk_embeddings: Any = None  # np.ndarray (n x d), set by the embed step
     section_embeddings: Any = None
+    outline: Outline | None = None
+    chunks: list[ChunkRecord] = Field(default_factory=list)
+    extractions: list[ChunkExtraction] = Field(default_factory=list)
+    fact_spans: list[FactSpan] = Field(default_factory=list)  # facts' first statements, set by extract
+    fact_span_vectors: Any = None  # np.ndarray, one row per fact span, set by the embed step
+    entities: DocumentEntities | None = None  # set by resolve
+    fact_vectors: list[VectorItem] = Field(default_factory=list)
+    fact_embeddings: Any = None
+    old_entities: list[str] = Field(default_factory=list)  # an updated document's entities before the write
+    lost_similar: list[str] = Field(default_factory=list)  # other documents' chunks with SIMILAR edges into it
 
     @property
     def active(self) -> bool:
@@ -89,10 +111,25 @@ class IngestOutput(TypedDict):
     reports: list[IngestReport]
 
 
+class EntityRow(BaseModel):
+    """One entity-name vector (collection ``entities``, id = the name's key)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    key: str
+    name: str
+    type: str
+    entity_id: str
+    doc_ids: list[str]
+    vector: Any
+
+
 class IngestState(IngestInput, total=False):
     documents: list[SourceDocument]
     issues: list[LoadIssue]
     prepared: list[PreparedDocument]
+    merges: dict[str, list[str]]  # entity id -> stored entity ids folded into it (set by resolve)
+    entity_rows: list[EntityRow]
     reports: list[IngestReport]
 
 
@@ -154,13 +191,16 @@ def build(state: IngestState, runtime: Runtime[Services]) -> IngestState:
         try:
             outline = build_outline(item.doc)
             chunks = chunk_outline(item.doc, outline, svc.settings)
-            nodes, edges = structure_graph(item.doc, item.content_hash, outline, chunks)
+            nodes, edges = structure_graph(item.doc, pending_hash(item.content_hash), outline, chunks)
+            nodes[0].props["references"] = document_references(item.doc, outline, chunks)
             chunk_vectors, section_vectors = vector_items(item.doc, outline, chunks)
             update = {
                 "nodes": nodes,
                 "edges": edges,
                 "chunk_vectors": chunk_vectors,
                 "section_vectors": section_vectors,
+                "outline": outline,
+                "chunks": chunks,
             }
         except Exception as exc:  # one bad document must not stop the others
             log.exception("building %s failed", item.doc.source)
@@ -170,18 +210,74 @@ def build(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     return {"prepared": prepared}
 
 
+def extract(state: IngestState, runtime: Runtime[Services]) -> IngestState:
+    """Entities, n-ary facts and relations of every text chunk (spaCy, or the LLM when configured), and
+    one fact per table row with typed quantities. An extractor that cannot work at all (an unreachable
+    LLM endpoint after its retries) fails every waiting document with its message; nothing is written."""
+    svc = services_of(runtime)
+    prepared = list(state.get("prepared", []))
+    todo = [i for i, p in enumerate(prepared) if p.active and p.outline is not None]
+    if not todo:
+        return {}
+    inputs = [extraction_input(prepared[i].doc, prepared[i].outline, prepared[i].chunks) for i in todo]
+    try:
+        results = svc.extractor.extract(inputs)
+    except Exception as exc:
+        log.exception("extraction failed")
+        error = f"extraction failed: {type(exc).__name__}: {exc}"
+        for i in todo:
+            prepared[i] = prepared[i].model_copy(update={"error": error})
+        return {"prepared": prepared}
+    for n, (i, text_results) in enumerate(zip(todo, results, strict=True), 1):
+        item = prepared[i]
+        extractions = [*text_results, *table_extractions(item.doc, item.chunks)]
+        order = {c.id: c.order for c in item.chunks}
+        extractions.sort(key=lambda ex: order.get(ex.chunk_id, 0))
+        spans = fact_spans(item.chunks, extractions)
+        prepared[i] = item.model_copy(update={"extractions": extractions, "fact_spans": spans})
+        svc.report("extract", n, len(todo))
+    return {"prepared": prepared}
+
+
 def embed(state: IngestState, runtime: Runtime[Services]) -> IngestState:
-    """Embed all chunks and sections of the run in large batches (one pass over the model). If the
-    embedder fails (an unreachable endpoint after its retries), every document waiting for it fails with
-    that message and nothing is written."""
+    """Embed all chunks and sections of the run in large batches (one pass over the model); each fact's
+    vector is pooled from the tokens of its clause in its chunk's own forward pass. If the embedder fails
+    (an unreachable endpoint after its retries), every document waiting for it fails with that message and
+    nothing is written."""
     svc = services_of(runtime)
     prepared = list(state.get("prepared", []))
     todo = [i for i, p in enumerate(prepared) if p.active]
-    texts = [v.embed_text for i in todo for v in (*prepared[i].chunk_vectors, *prepared[i].section_vectors)]
+    texts: list[str] = []
+    spans: list[list[tuple[int, int]]] = []
+    span_owner: list[list[int]] = []  # per text: index of each span in its document's fact_spans
+    for i in todo:
+        item = prepared[i]
+        by_chunk: dict[str, list[tuple[int, FactSpan]]] = {}
+        loose: list[int] = []
+        for k, fs in enumerate(item.fact_spans):
+            if fs.start is not None and fs.end is not None and fs.end > fs.start:
+                by_chunk.setdefault(fs.chunk_id, []).append((k, fs))
+            else:
+                loose.append(k)
+        for v in item.chunk_vectors:
+            offset = len(v.embed_text) - len(v.text)
+            own = by_chunk.get(v.id, [])
+            texts.append(v.embed_text)
+            spans.append([(offset + fs.start, offset + fs.end) for _, fs in own])  # type: ignore[operator]
+            span_owner.append([k for k, _ in own])
+        for v in item.section_vectors:
+            texts.append(v.embed_text)
+            spans.append([])
+            span_owner.append([])
+        for k in loose:  # a fact whose clause could not be located is embedded on its own
+            desc = item.fact_spans[k].description
+            texts.append(desc)
+            spans.append([(0, len(desc))])
+            span_owner.append([k])
     if not texts:
         return {}
     try:
-        vectors = _embed_all(svc, texts)
+        vectors, span_vectors = _embed_all(svc, texts, spans)
     except Exception as exc:
         log.exception("embedding failed")
         error = f"embedding failed: {type(exc).__name__}: {exc}"
@@ -189,17 +285,118 @@ def embed(state: IngestState, runtime: Runtime[Services]) -> IngestState:
             prepared[i] = prepared[i].model_copy(update={"error": error})
         return {"prepared": prepared}
     at = 0
+    dim = vectors.shape[1]
     for i in todo:
         item = prepared[i]
         n_c, n_s = len(item.chunk_vectors), len(item.section_vectors)
+        n_loose = sum(1 for fs in item.fact_spans if fs.start is None or fs.end is None or fs.end <= fs.start)
+        facts = np.zeros((len(item.fact_spans), dim), dtype=np.float32)
+        for t in range(at, at + n_c + n_s + n_loose):
+            for k, row in zip(span_owner[t], span_vectors[t], strict=True):
+                facts[k] = row
         prepared[i] = item.model_copy(
             update={
                 "chunk_embeddings": vectors[at : at + n_c],
                 "section_embeddings": vectors[at + n_c : at + n_c + n_s],
+                "fact_span_vectors": facts,
             }
         )
-        at += n_c + n_s
+        at += n_c + n_s + n_loose
     return {"prepared": prepared}
+
+
+def resolve(state: IngestState, runtime: Runtime[Services]) -> IngestState:
+    """Entity resolution (BiG-RAG §4.1.3) for the run against the store, then each document's knowledge
+    layer: Entity, Fact and their edges, fact vectors, and the entity-name rows to store."""
+    svc = services_of(runtime)
+    prepared = list(state.get("prepared", []))
+    todo = [i for i, p in enumerate(prepared) if p.active and p.outline is not None]
+    if not todo:
+        return {}
+    resolved: dict[int, DocumentEntities] = {}
+    for i in todo:
+        item = prepared[i]
+        section_of = {c.id: c.section_id for c in item.chunks}
+        resolved[i] = resolve_document(item.doc.metadata, item.extractions, section_of, (c.text for c in item.chunks))
+    entity_of, merges, rows = _cluster_run(svc, {i: prepared[i].doc.doc_id for i in todo}, resolved)
+    for i in todo:
+        item = prepared[i]
+        assert item.outline is not None
+        records = knowledge_records(item.doc, item.outline, item.chunks, item.extractions, resolved[i], entity_of)
+        vectors = item.fact_span_vectors if item.fact_span_vectors is not None else np.zeros((0, 0), np.float32)
+        by_fact = {fs.fact_id: k for k, fs in enumerate(item.fact_spans)}
+        fact_nodes = [n for n in records.nodes if n.label == NodeLabel.FACT]
+        meta = _scalar_metadata(item.doc.metadata)
+        fact_items = [
+            VectorItem(
+                id=n.id,
+                text=n.props["description"],
+                embed_text=n.props["description"],
+                metadata={**meta, "doc_id": item.doc.doc_id, "section_id": n.props["section_id"], "type": n.props["type"]},
+            )
+            for n in fact_nodes
+            if n.id in by_fact
+        ]
+        emb = np.vstack([vectors[by_fact[v.id]] for v in fact_items]) if fact_items else None
+        prepared[i] = item.model_copy(
+            update={
+                "entities": resolved[i],
+                "nodes": [*item.nodes, *records.nodes],
+                "edges": [*item.edges, *records.edges],
+                "fact_vectors": fact_items,
+                "fact_embeddings": emb,
+            }
+        )
+    return {"prepared": prepared, "merges": merges, "entity_rows": rows}
+
+
+def _cluster_run(
+    svc: Services, doc_of: dict[int, str], resolved: dict[int, DocumentEntities]
+) -> tuple[dict[str, str], dict[str, list[str]], list[EntityRow]]:
+    """Cluster the run's entity keys with the stored ones (name vectors: stored rows reused, new names
+    embedded as short texts in one batch)."""
+    names: dict[str, dict[str, int]] = {}
+    types: dict[str, dict[str, int]] = {}
+    docs: dict[str, set[str]] = {}
+    mergeable: dict[str, bool] = {}
+    for i, de in resolved.items():
+        for key, c in de.contributions.items():
+            for name, n in c.names.items():
+                names.setdefault(key, {})[name] = names.get(key, {}).get(name, 0) + n
+            for t, n in c.types.items():
+                types.setdefault(key, {})[t] = types.get(key, {}).get(t, 0) + n
+            docs.setdefault(key, set()).add(doc_of[i])
+            mergeable[key] = mergeable.get(key, True) and not c.scoped
+    if not names:
+        return {}, {}, []
+    vs = svc.vectors
+    stored_ids = set(vs.ids(ENTITY_COLLECTION))
+    run_tokens = {t for k in names if mergeable[k] for t in block_tokens(k)}
+    candidates = {k for k in stored_ids if "@" not in k and run_tokens.intersection(block_tokens(k))}
+    snap = vs.snapshot(ENTITY_COLLECTION, sorted(candidates | (stored_ids & set(names))))
+    top = lambda counts: min(counts, key=lambda x: (-counts[x], x))  # noqa: E731
+    fresh = sorted(k for k in names if k not in snap.rows)
+    fresh_vectors = _embed_all(svc, [top(names[k]) for k in fresh], None)[0] if fresh else np.zeros((0, 0))
+    vec_of = {k: fresh_vectors[j] for j, k in enumerate(fresh)}
+    existing: dict[str, KeyInfo] = {}
+    for k, (vec, meta) in snap.rows.items():
+        meta = meta or {}
+        vec_of.setdefault(k, vec)
+        existing[k] = KeyInfo(
+            name=str(meta.get("name", k)), type=str(meta.get("type", "")), vector=vec,
+            entity_id=str(meta.get("entity_id") or f"ent:{k}"), mergeable="@" not in k,
+        )
+    new = {
+        k: KeyInfo(name=top(names[k]), type=top(types[k]), vector=vec_of[k], mergeable=mergeable[k]) for k in names
+    }
+    res = cluster_keys(new, existing, svc.settings.entity_merge_threshold)
+    rows = [
+        EntityRow(
+            key=k, name=new[k].name, type=new[k].type, entity_id=res.entity_of[k], doc_ids=sorted(docs[k]), vector=vec_of[k]
+        )
+        for k in sorted(names)
+    ]
+    return res.entity_of, res.merges, rows
 
 
 def write(state: IngestState, runtime: Runtime[Services]) -> IngestState:
@@ -209,17 +406,23 @@ def write(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     svc = services_of(runtime)
     prepared = list(state.get("prepared", []))
     todo = [i for i, p in enumerate(prepared) if p.active]
+    merges = dict(state.get("merges") or {})
+    for i in todo:
+        if prepared[i].status == IngestStatus.UPDATED:
+            prepared[i] = prepared[i].model_copy(update=document_dependents(svc, prepared[i].doc.doc_id))
     done = 0
     for batch in _batches(todo, prepared, max_docs=512, max_items=4096):
         try:
-            write_documents(svc, [prepared[i] for i in batch])
+            write_documents(svc, [prepared[i] for i in batch], merges)
+            merges = {}
         except StoreUnavailable:
             raise  # the store is gone, not this batch: stop the run (written batches are complete)
         except Exception:
             log.exception("batch write failed; retrying its %d documents one by one", len(batch))
             for i in batch:
                 try:
-                    write_documents(svc, [prepared[i]])
+                    write_documents(svc, [prepared[i]], merges)
+                    merges = {}
                 except StoreUnavailable:
                     raise
                 except Exception as exc:
@@ -227,7 +430,40 @@ def write(state: IngestState, runtime: Runtime[Services]) -> IngestState:
                     prepared[i] = prepared[i].model_copy(update={"error": f"{type(exc).__name__}: {exc}"})
         done += len(batch)
         svc.report("write", done, len(todo))
+    written = {prepared[i].doc.doc_id for i in todo if prepared[i].error is None}
+    rows = [r for r in state.get("entity_rows") or [] if written.intersection(r.doc_ids)]
+    if rows:
+        svc.vectors.upsert(
+            ENTITY_COLLECTION,
+            [r.key for r in rows],
+            [r.name for r in rows],
+            [{"entity_id": r.entity_id, "name": r.name, "type": r.type} for r in rows],
+            embeddings=np.vstack([r.vector for r in rows]),
+        )
     return {"prepared": prepared}
+
+
+def link(state: IngestState, runtime: Runtime[Services]) -> IngestState:
+    """Cross-document links of the written documents (CITES, DESCRIBED_BY, SIMILAR; ``ingest/linking.py``),
+    stale entity-name rows dropped, and the documents' content hashes made final."""
+    svc = services_of(runtime)
+    prepared = state.get("prepared", [])
+    written = [p for p in prepared if p.active]
+    if not written:
+        return {}
+    touched = {n.id for p in written for n in p.nodes if n.label == NodeLabel.ENTITY}
+    touched |= {e for target, sources in (state.get("merges") or {}).items() for e in (target, *sources)}
+    touched |= {e for p in written for e in p.old_entities}
+    reconcile_entity_vectors(svc, touched)
+    link_documents(
+        svc,
+        [p.doc.doc_id for p in written],
+        lost_similar={c for p in written for c in p.lost_similar},
+        touched_entities=touched,
+        final_hashes={p.doc.doc_id: p.content_hash for p in written},
+    )
+    svc.report("link", 1, 1)
+    return {}
 
 
 def summarize(state: IngestState, runtime: Runtime[Services]) -> IngestState:
@@ -287,6 +523,29 @@ def structure_graph(
     return nodes, edges
 
 
+def pending_hash(content_hash: str) -> str:
+    """The content hash a document carries until its cross-document links are written: a run that stops
+    before linking leaves it, so the next run sees the document as changed and does it again."""
+    return f"pending:{content_hash}"
+
+
+def document_dependents(svc: Services, doc_id: str) -> dict[str, list[str]]:
+    """What replacing a stored document takes away from others: its entities (their name rows may go
+    stale) and the chunks of other documents whose SIMILAR lists point into it."""
+    graph = svc.graph
+    chunk_ids = [n.id for n in graph.nodes_by_label(NodeLabel.CHUNK, doc_id)]
+    lost = {
+        e.src
+        for c in chunk_ids
+        for e in graph.get_edges(dst=c, types=[EdgeType.SIMILAR])
+        if not e.src.startswith(f"{doc_id}#")
+    }
+    return {
+        "old_entities": [n.id for n in graph.nodes_by_label(NodeLabel.ENTITY, doc_id)],
+        "lost_similar": sorted(lost),
+    }
+
+
 def _scalar_metadata(meta: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in meta.items() if isinstance(v, (str, int, float, bool))}
 
@@ -330,20 +589,31 @@ def vector_items(
     return chunk_items, section_items
 
 
-def _embed_all(svc: Services, texts: list[str]) -> np.ndarray:
+def _embed_all(
+    svc: Services, texts: list[str], spans: list[list[tuple[int, int]]] | None
+) -> tuple[np.ndarray, list[np.ndarray]]:
     """Embed every text of the run, longest first across the whole run (so each model batch pads little),
-    in windows that report progress; rows come back in the order of ``texts``."""
+    in windows that report progress; rows come back in the order of ``texts``. With ``spans``, also one
+    vector per character span of each text, pooled from the same forward pass."""
     order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
     window = max(svc.settings.embedding_batch_size * 8, 256)
     parts = []
+    span_out: list[np.ndarray] = [np.zeros((0, 0), np.float32)] * len(texts)
     for start in range(0, len(order), window):
-        part = [texts[i] for i in order[start : start + window]]
-        parts.append(embed_texts(svc.embeddings, part))
+        idx = order[start : start + window]
+        part = [texts[i] for i in idx]
+        if spans is None:
+            parts.append(embed_texts(svc.embeddings, part))
+        else:
+            vecs, span_vecs = embed_texts_with_spans(svc.embeddings, part, [spans[i] for i in idx])
+            parts.append(vecs)
+            for i, rows in zip(idx, span_vecs, strict=True):
+                span_out[i] = rows
         svc.report("embed", min(start + window, len(texts)), len(texts))
     stacked = np.vstack(parts)
     out = np.empty_like(stacked)
     out[order] = stacked
-    return out
+    return out, span_out
 
 
 def _batches(todo: list[int], prepared: list[PreparedDocument], max_docs: int, max_items: int) -> list[list[int]]:
@@ -364,10 +634,12 @@ def _batches(todo: list[int], prepared: list[PreparedDocument], max_docs: int, m
     return out
 
 
-def write_documents(svc: Services, items: list[PreparedDocument]) -> None:
-    """Vectors of every document of the batch, then their graph versions in one transaction, then the
-    vectors the new versions no longer have. If the graph write fails, the vectors it overwrote are put
-    back, so both stores keep the old version."""
+def write_documents(
+    svc: Services, items: list[PreparedDocument], merges: dict[str, list[str]] | None = None
+) -> None:
+    """Vectors of every document of the batch, then their graph versions in one transaction (after
+    folding merged entities, ``merges``), then the vectors the new versions no longer have. If the graph
+    write fails, the vectors it overwrote are put back, so both stores keep the old version."""
     vs = svc.vectors
     undo: list[VectorSnapshot] = []
     try:
@@ -385,7 +657,8 @@ def write_documents(svc: Services, items: list[PreparedDocument]) -> None:
                 embeddings=np.vstack([getattr(item, emb_attr) for item in items if getattr(item, attr)]),
             )
         svc.graph.replace_documents(
-            [DocumentVersion(doc_id=item.doc.doc_id, nodes=item.nodes, edges=item.edges) for item in items]
+            [DocumentVersion(doc_id=item.doc.doc_id, nodes=item.nodes, edges=item.edges) for item in items],
+            merges=merges,
         )
     except Exception:
         for snap in reversed(undo):

@@ -1,4 +1,5 @@
-"""The ingest workflow: load -> plan -> build -> embed -> write -> summarize (all papers' graph construction).
+"""The ingest workflow (all papers' graph construction):
+load -> plan -> build -> extract -> embed -> resolve -> write -> link -> summarize.
 
 Run it through :meth:`stratagraph.StrataGraph.ingest`, ``stratagraph ingest``, or LangGraph Studio (the id
 ``ingest`` in ``langgraph.json``; input ``{"paths": [...]}``). The context is a
@@ -20,19 +21,13 @@ def build_graph() -> StateGraph:
         input_schema=steps.IngestInput,
         output_schema=steps.IngestOutput,
     )
-    g.add_node("load", steps.load)
-    g.add_node("plan", steps.plan)
-    g.add_node("build", steps.build)
-    g.add_node("embed", steps.embed)
-    g.add_node("write", steps.write)
-    g.add_node("summarize", steps.summarize)
-    g.add_edge(START, "load")
-    g.add_edge("load", "plan")
-    g.add_edge("plan", "build")
-    g.add_edge("build", "embed")
-    g.add_edge("embed", "write")
-    g.add_edge("write", "summarize")
-    g.add_edge("summarize", END)
+    order = ["load", "plan", "build", "extract", "embed", "resolve", "write", "link", "summarize"]
+    for name in order:
+        g.add_node(name, getattr(steps, name))
+    g.add_edge(START, order[0])
+    for a, b in zip(order, order[1:], strict=False):
+        g.add_edge(a, b)
+    g.add_edge(order[-1], END)
     return g
 
 

@@ -524,3 +524,76 @@ def test_zero_weight_edges_are_traversed_but_carry_no_rank(store: GraphStore) ->
     store.upsert_edges([e(T.RELATED, "a", "b", ["g"], weight=0.0), e(T.RELATED, "b", "c", ["g"])])
     assert ids(store.subgraph(["a"], hops=2).nodes) == ["a", "b", "c"]
     assert [(x.id, x.score) for x in store.personalized_pagerank({"a": 1.0})] == [("a", 1.0)]
+
+
+# ------------------------------------------------------------------ shared nodes: by_doc and merges
+
+
+def _ent(id_: str, doc: str, name: str, type_: str = "PERSON", n_: int = 1, description: str = "") -> Node:
+    part = {"names": {name: n_}, "types": {type_: n_}, "keys": [name.casefold()], "description": description}
+    return Node(id=id_, label=L.ENTITY, doc_ids=[doc], props={"by_doc": {doc: part}})
+
+
+def test_shared_entity_props_are_derived_from_every_document_whatever_the_order(tmp_path: Path) -> None:
+    exports = []
+    for order in (("d1", "d2", "d3"), ("d3", "d1", "d2")):
+        store = BACKENDS["sqlite"](tmp_path / "-".join(order))
+        parts = {
+            "d1": _ent("ent:fed", "d1", "Federal Reserve", "ORG", 2, "the US central bank"),
+            "d2": _ent("ent:fed", "d2", "the Fed", "ORG", 1),
+            "d3": _ent("ent:fed", "d3", "Federal Reserve", "PROPN", 1, "a bank"),
+        }
+        for d in order:
+            store.replace_document(d, [n(d, L.DOCUMENT, [d], title=d), parts[d]], [])
+        exports.append(canonical(store.export()))
+        node = store.get_node("ent:fed")
+        assert node is not None
+        assert node.props["name"] == "Federal Reserve" and node.props["type"] == "ORG"
+        assert node.props["aliases"] == ["the Fed"] and node.props["mentions"] == 4
+        assert node.props["description"] == "the US central bank"  # the first document's (by id)
+        store.delete_document("d1")
+        node = store.get_node("ent:fed")
+        assert node is not None and node.props["description"] == "a bank" and node.props["mentions"] == 2
+        assert sorted(node.props["by_doc"]) == ["d2", "d3"]
+        store.close()
+    assert exports[0] == exports[1]
+
+
+def test_merge_nodes_moves_edges_and_provenance(store: GraphStore) -> None:
+    store.replace_document(
+        "d1",
+        [
+            n("d1", L.DOCUMENT, ["d1"], title="d1"),
+            n("d1#0#0", L.CHUNK, ["d1"], text="The Fed raised rates."),
+            _ent("ent:the fed", "d1", "the Fed", "ORG"),
+            _ent("ent:federal reserve", "d1", "Federal Reserve", "ORG"),
+            n("fact:x", L.FACT, ["d1"], description="The Fed raised rates"),
+        ],
+        [
+            e(T.MENTIONS, "d1#0#0", "ent:the fed", ["d1"]),
+            e(T.IN_FACT, "ent:the fed", "fact:x", ["d1"]),
+            e(T.RELATED, "ent:the fed", "ent:federal reserve", ["d1"], key="same"),
+            e(T.MENTIONS, "d1#0#0", "ent:federal reserve", ["d1"], key="own"),
+        ],
+    )
+    assert store.merge_nodes("ent:federal reserve", ["ent:the fed", "ent:missing"]) == 1
+    assert store.get_node("ent:the fed") is None
+    merged = store.get_node("ent:federal reserve")
+    assert merged is not None and merged.props["aliases"] == ["the Fed"] and merged.doc_ids == ["d1"]
+    assert [x.node.id for x in store.neighbors("ent:federal reserve", [T.IN_FACT], "out")] == ["fact:x"]
+    mentions = store.get_edges(dst="ent:federal reserve", types=[T.MENTIONS])
+    assert sorted(m.key for m in mentions) == ["", "own"]  # the target keeps its own edges
+    assert store.get_edges(types=[T.RELATED]) == []  # would have become a self-loop
+    store.delete_document("d1")
+    assert store.get_node("ent:federal reserve") is None and store.counts().edges["MENTIONS"] == 0
+
+
+def test_write_batch_is_one_transaction(store: GraphStore) -> None:
+    store.replace_document("d1", [n("d1", L.DOCUMENT, ["d1"]), n("c1", L.CHUNK, ["d1"]), n("c2", L.CHUNK, ["d1"])], [])
+    old = e(T.SIMILAR, "c1", "c2", ["d1"], weight=0.5)
+    store.write_batch(edges=[old])
+    with pytest.raises(ValueError, match="does not exist"):
+        store.write_batch(edges=[e(T.SIMILAR, "c1", "missing", ["d1"])], delete_edges=[old.id])
+    assert [x.id for x in store.get_edges(types=[T.SIMILAR])] == [old.id]  # the delete rolled back too
+    store.write_batch(edges=[e(T.SIMILAR, "c2", "c1", ["d1"], weight=0.7)], delete_edges=[old.id, "e-unknown"])
+    assert [(x.src, x.weight) for x in store.get_edges(types=[T.SIMILAR])] == [("c2", 0.7)]

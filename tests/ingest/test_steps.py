@@ -16,7 +16,12 @@ def test_embed_all_returns_rows_in_input_order(settings) -> None:
         "",
         "medium length text about parks",
     ] * 70  # more than one window of 256
-    got = _embed_all(svc, texts)
+    spans = [[(0, 5)] if t else [] for t in texts]
+    got, span_rows = _embed_all(svc, texts, spans)
     want = np.asarray(svc.embeddings.embed(texts), dtype=np.float32)
     assert got.shape == (len(texts), 384)
     np.testing.assert_allclose(got, want, atol=1e-5)
+    _, pooled = svc.embeddings.embed_with_spans(texts[:4], spans[:4])
+    for i in range(4):  # each text's span vectors come back with it, whatever window it was embedded in
+        np.testing.assert_allclose(span_rows[i], pooled[i], atol=1e-5)
+    assert _embed_all(svc, texts[:3], None)[1][0].shape == (0, 0)

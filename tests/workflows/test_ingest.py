@@ -213,10 +213,10 @@ def test_a_failing_batch_is_retried_per_document(sg: StrataGraph, tmp_path: Path
     store = sg.graph
     real = type(store).replace_documents
 
-    def refuse_poisoned(self, versions):
+    def refuse_poisoned(self, versions, merges=None):
         if any(v.doc_id == "d/doc1.md" for v in versions):
             raise RuntimeError("disk full")
-        return real(self, versions)
+        return real(self, versions, merges)
 
     monkeypatch.setattr(type(store), "replace_documents", refuse_poisoned)
     result = sg.ingest([folder], base=tmp_path)

@@ -1,0 +1,131 @@
+"""What an extractor returns, and the interface both extractors implement.
+
+An extractor reads the text chunks of documents and returns, per chunk, the entities it mentions, the n-ary
+facts it states (BiG-RAG §4.1.2: a description, a type, a confidence, and the entities taking part) and the
+binary relations (subject, predicate, object) that HybridRAG's GraphRAG view uses. Everything is plain
+data: ids, entity resolution and graph edges are made later by the ingest pipeline, which also handles
+table chunks itself (``ingest/quantities.py``) so numbers never depend on the extractor.
+
+Two implementations: :class:`~stratagraph.ingest.extractors.spacy_nlp.SpacyExtractor` (the default, no
+LLM) and :class:`~stratagraph.ingest.extractors.llm.LLMExtractor` (when a chat model is configured).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+
+class Quantity(BaseModel):
+    """An amount stated in text or in a table cell, typed so sums and comparisons are exact.
+
+    ``value`` is the amount itself, the stated number times ``scale`` ("$1.2 million" -> 1200000 with scale
+    1000000; "1,320" in a table "in thousands of dollars" -> 1320000 with scale 1000; "(150)" -> -150).
+    ``unit`` is "%" for percentages, the currency code for money, else the counted noun ("employees") or
+    None. ``raw`` is the text as written. ``label`` names what is measured when it is known (a table's row
+    label and column header, e.g. "Personnel | FY2025 Adopted"); ``section_id`` the section it sits under.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    value: Decimal
+    unit: str | None = None
+    scale: int = 1
+    currency: str | None = None
+    raw: str
+    label: str | None = None
+    section_id: str | None = None
+    is_total: bool = False  # the row or phrase states a total ("Total", "Subtotal", "in total")
+
+    @field_serializer("value")
+    def _value_str(self, v: Decimal) -> str:  # exact in JSON, never a float
+        return format(v, "f")
+
+
+class ExtractedEntity(BaseModel):
+    """One entity a chunk mentions. ``type`` is an NER-style label (PERSON, ORG, GPE, DATE, ...; spaCy's
+    labels for the spaCy extractor, free text for the LLM). ``confidence`` in [0, 1]. ``start``/``end`` are
+    character offsets of one mention in the chunk text when known. ``line_item`` marks a common-noun
+    instance such as a budget line ("Personnel", "Overtime"): BAG-RAG §3.1 keeps those apart across
+    different lowest-level sections. ``coref`` marks a stand-in ("we", "our", "the company") that the
+    resolver maps to the document's company when its metadata names one, and drops otherwise."""
+
+    name: str
+    type: str = "THING"
+    description: str = ""
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    start: int | None = None
+    end: int | None = None
+    line_item: bool = False
+    coref: bool = False
+
+
+class ExtractedFact(BaseModel):
+    """An n-ary fact (BiG-RAG relation node): ``description`` is the clause or knowledge segment, ``type``
+    the lemma of its main verb (spaCy) or a short label (LLM), ``confidence`` in [0, 1]. ``entities`` are
+    names of entities in the same :class:`ChunkExtraction` (each also listed in its ``entities``).
+    ``attributes`` keeps dates and other values that are not entities ({"date": "March 2024"}).
+    ``start``/``end`` are the character offsets of the clause in the chunk text when known."""
+
+    description: str
+    type: str = "state"
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    entities: list[str] = Field(default_factory=list)
+    quantities: list[Quantity] = Field(default_factory=list)
+    attributes: dict[str, str] = Field(default_factory=dict)
+    start: int | None = None
+    end: int | None = None
+
+
+class ExtractedRelation(BaseModel):
+    """A binary triple (subject, predicate, object) between two entity names of the same chunk."""
+
+    subject: str
+    predicate: str
+    object: str
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+
+
+class ChunkExtraction(BaseModel):
+    chunk_id: str
+    entities: list[ExtractedEntity] = Field(default_factory=list)
+    facts: list[ExtractedFact] = Field(default_factory=list)
+    relations: list[ExtractedRelation] = Field(default_factory=list)
+
+
+class ChunkInput(BaseModel):
+    """One text chunk as extractors see it."""
+
+    chunk_id: str
+    text: str
+    context: str = ""  # the previous chunk's last sentences (BAG-RAG eq. 2, sen(i-1))
+    section_id: str
+    section_title: str = ""
+    heading_path: list[str] = Field(default_factory=list)
+
+
+class DocumentInput(BaseModel):
+    """A document's text chunks in reading order, with what the extractor may use around them."""
+
+    doc_id: str
+    title: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    chunks: list[ChunkInput]
+
+
+class Extractor(ABC):
+    """Turns documents' chunks into :class:`ChunkExtraction` records (one per chunk, in input order)."""
+
+    #: a short name that goes into the settings fingerprint: changing extractor changes content hashes
+    name: str = "extractor"
+
+    @abstractmethod
+    def extract(self, documents: Sequence[DocumentInput]) -> list[list[ChunkExtraction]]:
+        """One list per document, one ChunkExtraction per chunk, in the order given."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release what the extractor holds (thread pools, caches)."""

@@ -1,0 +1,361 @@
+"""The chat model layer against a real local HTTP server speaking OpenAI's chat-completions protocol: model
+construction from settings, the client's single retry layer, endpoint failures as LLMUnavailable, the SQLite
+reply cache, and prompt loading.
+
+``ScriptedChatServer`` and its ``chat_server`` fixture are shared with the extractor tests.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from stratagraph.config import Settings
+from stratagraph.llm import LLMCache, LLMUnavailable, cache_key, endpoint_errors, get_chat_model
+from stratagraph.prompts import available_prompts, load_prompt
+
+
+# --------------------------------------------------------------------------------------------- server
+@dataclass
+class Reply:
+    """One scripted answer: an assistant message ``content`` with HTTP 200, or an error ``status``."""
+
+    content: str | None = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    finish_reason: str = "stop"
+
+    @classmethod
+    def json(cls, obj: Any) -> Reply:
+        return cls(content=json.dumps(obj))
+
+    @classmethod
+    def error(cls, status: int, message: str = "scripted failure", **headers: str) -> Reply:
+        return cls(status=status, headers=headers, content=message)
+
+
+class ScriptedChatServer:
+    """``POST /v1/chat/completions`` on 127.0.0.1: answers from ``script`` (first in, first out), else from
+    ``responder(request_body)``; records every request body; counts requests in flight."""
+
+    def __init__(self) -> None:
+        self.script: deque[Reply] = deque()
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
+        self.delay = 0.0
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep pytest output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                with server._lock:
+                    server.requests.append(body)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    if self.path != "/v1/chat/completions":
+                        reply = Reply.error(404, f"no route {self.path}")
+                    else:
+                        time.sleep(server.delay)
+                        reply = server._next(body)
+                    self._send(reply, body)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _send(self, reply: Reply, body: dict[str, Any]) -> None:
+                if reply.status == 200:
+                    payload = {
+                        "id": f"chatcmpl-{len(server.requests)}",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body.get("model", "scripted"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": reply.content},
+                                "finish_reason": reply.finish_reason,
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+                    }
+                else:
+                    payload = {"error": {"message": reply.content, "type": "scripted", "code": reply.status}}
+                data = json.dumps(payload).encode()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def _next(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            if self.script:
+                return self.script.popleft()
+        if self.responder is not None:
+            return self.responder(body)
+        return Reply.error(500, "the test's script is exhausted")
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def settings(self, home: Path, **overrides: Any) -> Settings:
+        """Settings pointing the chat model "scripted" at this server (small retries and timeout)."""
+        values: dict[str, Any] = {
+            "home": home,
+            "llm_model": "scripted",
+            "openai_base_url": self.base_url,
+            "request_retries": 2,
+            "request_timeout": 5,
+        }
+        values.update(overrides)
+        return Settings(**values)
+
+    def start(self) -> ScriptedChatServer:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self._thread.join(timeout=5)
+
+
+def user_text(body: dict[str, Any]) -> str:
+    """All user-message text of a recorded request body."""
+    return "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ScriptedChatServer]:
+    server = ScriptedChatServer().start()
+    yield server
+    server.close()
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+MESSAGES = [SystemMessage(content="You answer briefly."), HumanMessage(content="Say hello.")]
+
+
+# --------------------------------------------------------------------------------------------- get_chat_model
+def test_get_chat_model_is_none_without_model_or_endpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "STRATAGRAPH_OPENAI_API_KEY", "STRATAGRAPH_OPENAI_BASE_URL",
+                 "STRATAGRAPH_LLM_MODEL"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    assert get_chat_model(Settings(home=tmp_path)) is None
+    assert get_chat_model(Settings(home=tmp_path, llm_model="m")) is None  # nowhere to send requests
+    assert get_chat_model(Settings(home=tmp_path, openai_base_url="http://127.0.0.1:9/v1")) is None  # no model
+
+
+def test_get_chat_model_carries_settings(tmp_path: Path) -> None:
+    from langchain_openai import ChatOpenAI
+
+    model = get_chat_model(
+        Settings(home=tmp_path, llm_model="m1", openai_base_url="http://127.0.0.1:9/v1", request_retries=4,
+                 request_timeout=7.5)
+    )  # fmt: skip
+    assert isinstance(model, ChatOpenAI)
+    assert (model.model_name, model.openai_api_base, model.max_retries, model.request_timeout, model.temperature) == (
+        "m1", "http://127.0.0.1:9/v1", 4, 7.5, 0,
+    )  # fmt: skip
+    assert model.openai_api_key.get_secret_value() == "not-needed"
+    keyed = get_chat_model(Settings(home=tmp_path, llm_model="m2", openai_api_key="sk-test"))
+    assert keyed is not None and keyed.openai_api_key.get_secret_value() == "sk-test"
+
+
+def test_chat_model_round_trip_against_scripted_http_server(tmp_path: Path, chat_server: ScriptedChatServer) -> None:
+    chat_server.script.append(Reply(content="hello"))
+    model = get_chat_model(chat_server.settings(tmp_path))
+    assert model is not None
+    assert model.invoke(MESSAGES).content == "hello"
+    [body] = chat_server.requests
+    assert body["model"] == "scripted" and body["temperature"] == 0
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+
+
+# --------------------------------------------------------------------------------------------- one retry layer
+def test_429_then_success_is_exactly_two_requests_against_scripted_http_server(
+    tmp_path: Path, chat_server: ScriptedChatServer
+) -> None:
+    chat_server.script.extend([Reply.error(429, "slow down", **{"Retry-After": "0"}), Reply(content="ok")])
+    model = get_chat_model(chat_server.settings(tmp_path, request_retries=2))
+    assert model is not None
+    with endpoint_errors(model):
+        assert model.invoke(MESSAGES).content == "ok"
+    assert len(chat_server.requests) == 2
+
+
+def test_persistent_5xx_is_llm_unavailable_after_client_retries_against_scripted_http_server(
+    tmp_path: Path, chat_server: ScriptedChatServer
+) -> None:
+    chat_server.responder = lambda body: Reply.error(503, "overloaded", **{"Retry-After": "0"})
+    model = get_chat_model(chat_server.settings(tmp_path, request_retries=1))
+    assert model is not None
+    with pytest.raises(LLMUnavailable) as info, endpoint_errors(model):
+        model.invoke(MESSAGES)
+    assert len(chat_server.requests) == 2  # the first try and the client's one retry, nothing more
+    message = str(info.value)
+    assert "\n" not in message and chat_server.base_url in message and "503" in message
+
+
+def test_401_is_llm_unavailable_without_retry_against_scripted_http_server(
+    tmp_path: Path, chat_server: ScriptedChatServer
+) -> None:
+    chat_server.script.append(Reply.error(401, "invalid api key"))
+    model = get_chat_model(chat_server.settings(tmp_path, openai_api_key="sk-wrong"))
+    assert model is not None
+    with pytest.raises(LLMUnavailable, match="refused the API key"), endpoint_errors(model):
+        model.invoke(MESSAGES)
+    assert len(chat_server.requests) == 1
+
+
+def test_refused_connection_is_llm_unavailable_quickly(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    model = get_chat_model(
+        Settings(home=tmp_path, llm_model="scripted", openai_base_url=url, request_retries=1, request_timeout=2)
+    )
+    assert model is not None
+    started = time.monotonic()
+    with pytest.raises(LLMUnavailable) as info, endpoint_errors(model):
+        model.invoke(MESSAGES)
+    assert time.monotonic() - started < 5
+    message = str(info.value)
+    assert "\n" not in message and url in message and "unreachable" in message
+
+
+def test_endpoint_errors_leaves_other_exceptions_alone() -> None:
+    with pytest.raises(KeyError), endpoint_errors(object()):
+        raise KeyError("not an endpoint problem")
+
+
+# --------------------------------------------------------------------------------------------- cache
+def test_cache_key_is_canonical_and_covers_every_input() -> None:
+    base = {
+        "model": "m",
+        "messages": MESSAGES,
+        "schema_name": "S",
+        "schema": {"type": "object", "properties": {"a": {"type": "string"}}},
+        "temperature": 0,
+    }
+    key = cache_key(**base)
+    assert len(key) == 64 and key == cache_key(**base)
+    as_dicts = [{"role": "system", "content": "You answer briefly."}, {"role": "user", "content": "Say hello."}]
+    assert cache_key(**{**base, "messages": as_dicts}) == key
+    reordered_schema = {"properties": {"a": {"type": "string"}}, "type": "object"}
+    assert cache_key(**{**base, "schema": reordered_schema}) == key  # canonical JSON: key order is irrelevant
+    variants = [
+        {"model": "m2"},
+        {"messages": list(reversed(MESSAGES))},
+        {"messages": [MESSAGES[0], HumanMessage(content="Say hello!")]},
+        {"schema_name": "T"},
+        {"schema": {"type": "object"}},
+        {"temperature": 0.7},
+    ]
+    assert len({cache_key(**{**base, **v}) for v in variants} | {key}) == len(variants) + 1
+
+
+def test_cache_round_trip_counters_and_persistence(tmp_path: Path) -> None:
+    path = tmp_path / "store" / "llm_cache.sqlite"
+    with LLMCache(path) as cache:
+        assert cache.get("k1") is None
+        cache.put("k1", '{"facts": []}')
+        cache.put("k2", "two")
+        cache.put("k2", "two, replaced")
+        assert cache.get("k1") == '{"facts": []}' and cache.get("k2") == "two, replaced"
+        assert (cache.hits, cache.misses, len(cache)) == (2, 1, 2)
+        journal = cache._connection().execute("PRAGMA journal_mode").fetchone()[0]
+        assert journal.lower() == "wal"
+    with LLMCache(path) as reopened:
+        assert reopened.get("k2") == "two, replaced" and (reopened.hits, reopened.misses) == (1, 0)
+    with pytest.raises(RuntimeError, match="closed"):
+        cache.get("k1")
+
+
+def test_cache_is_shared_by_threads_and_processes(tmp_path: Path) -> None:
+    path = tmp_path / "llm_cache.sqlite"
+    cache = LLMCache(path)
+    script = (
+        "import sys\nfrom stratagraph.llm import LLMCache\n"
+        "c = LLMCache(sys.argv[1])\n"
+        "for i in range(50):\n    c.put(f'proc-{i}', str(i))\n"
+        "print(c.get('thread-7'))\nc.close()\n"
+    )
+    cache.put("thread-7", "written before the process started")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE, text=True)
+
+    def writer(n: int) -> None:
+        for i in range(50):
+            cache.put(f"t{n}-{i}", f"{n}:{i}")
+            assert cache.get(f"t{n}-{i}") == f"{n}:{i}"
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and out.strip() == "written before the process started"
+    assert len(cache) == 1 + 4 * 50 + 50
+    assert cache.get("proc-49") == "49" and cache.get("t3-49") == "3:49"
+    cache.close()
+
+
+# --------------------------------------------------------------------------------------------- prompts
+def test_load_prompt_unknown_name_lists_available_prompts() -> None:
+    with pytest.raises(FileNotFoundError) as info:
+        load_prompt("no_such_prompt")
+    message = str(info.value)
+    assert "no_such_prompt" in message and "extract_facts.system" in message and "extract_facts.user" in message
+    with pytest.raises(FileNotFoundError):
+        load_prompt("../config")
+
+
+def test_extraction_prompts_format_and_keep_json_braces() -> None:
+    assert {"extract_facts.system", "extract_facts.user", "extract_facts.correction"} <= set(available_prompts())
+    system = load_prompt("extract_facts.system")
+    assert load_prompt("extract_facts.system") is system  # read once, cached
+    json.loads(system[system.index("\n{\n") : system.rindex("}") + 1])  # the JSON example is valid JSON
+    values = {
+        "title": "T{1}",
+        "heading_path": "A > B",
+        "previous_facts": "- a fact",
+        "previous_sentences": "Before.",
+        "text": 'Body with {"braces"} and $5.',
+    }
+    user = load_prompt("extract_facts.user").format(**values)
+    for value in values.values():
+        assert value in user
+    assert load_prompt("extract_facts.correction").format(error="bad JSON").count("bad JSON") == 1
