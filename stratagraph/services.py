@@ -83,8 +83,8 @@ class Services:
             from stratagraph.ingest.extractors.llm import LLMExtractor
             from stratagraph.llm import LLMCache
 
-            cache = LLMCache(self.settings.llm_cache_path) if self.settings.llm_cache else None
-            return LLMExtractor(llm, self.settings, cache)
+            cache = LLMCache.from_settings(self.settings) if self.settings.llm_cache else None
+            return LLMExtractor(llm, self.settings, cache, owns_cache=True)
         from stratagraph.ingest.extractors.spacy_nlp import SpacyExtractor
 
         return SpacyExtractor(self.settings)

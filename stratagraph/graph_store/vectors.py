@@ -419,6 +419,12 @@ class VectorStore:
         res = self._call(self._col(collection).get, where=dict(where) if where else None, include=[])
         return sorted(res["ids"])
 
+    def metadata(self, collection: str, where: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        """Metadata of every row matching a Chroma ``where`` filter, by id (no vectors read)."""
+        res = self._call(self._col(collection).get, where=dict(where), include=["metadatas"])
+        metas = res.get("metadatas") or [None] * len(res["ids"])
+        return {id_: dict(m or {}) for id_, m in zip(res["ids"], metas, strict=True)}
+
     def get_embeddings(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors of the ids that exist."""
         return {id_: vec for id_, (vec, _meta) in self.snapshot(collection, ids).rows.items()}

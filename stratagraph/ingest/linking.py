@@ -228,26 +228,23 @@ def reconcile_entity_vectors(svc: Services, entity_ids: Iterable[str]) -> None:
         return
     vs = svc.vectors
     nodes = {n.id: n for n in svc.graph.get_nodes(ids)}
-    stale: list[str] = []
+    owner = {k: n.id for n in nodes.values() for k in (n.props.get("keys") or [])}
+    rows: dict[str, dict] = {}
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
-        where = {"entity_id": part[0]} if len(part) == 1 else {"entity_id": {"$in": part}}
-        for row_id in vs.ids(ENTITY_COLLECTION, where=where):
-            stale.append(row_id)
-    keep = {k for n in nodes.values() for k in (n.props.get("keys") or [])}
-    gone = [r for r in stale if r not in keep]
+        rows.update(vs.metadata(ENTITY_COLLECTION, {"entity_id": part[0]} if len(part) == 1 else {"entity_id": {"$in": part}}))
+    gone = sorted(r for r in rows if r not in owner)
     if gone:
         vs.delete(ENTITY_COLLECTION, gone)
     # rows of keys that moved to another entity (a merge) get their new entity id
-    moved = [r for r in stale if r in keep]
+    moved = sorted(r for r, meta in rows.items() if r in owner and meta.get("entity_id") != owner[r])
     if moved:
         snap = vs.snapshot(ENTITY_COLLECTION, moved)
-        owner = {k: n for n in nodes.values() for k in (n.props.get("keys") or [])}
-        rows = sorted(snap.rows)
+        keys = sorted(snap.rows)
         vs.upsert(
             ENTITY_COLLECTION,
-            rows,
+            keys,
             None,
-            metadatas=[{**(snap.rows[r][1] or {}), "entity_id": owner[r].id} for r in rows],
-            embeddings=np.vstack([snap.rows[r][0] for r in rows]),
+            metadatas=[{**(snap.rows[k][1] or {}), "entity_id": owner[k]} for k in keys],
+            embeddings=np.vstack([snap.rows[k][0] for k in keys]),
         )

@@ -426,11 +426,13 @@ class LLMExtractor(Extractor):
 
     ``chat_model`` is any LangChain chat model; for ``ChatOpenAI`` the request asks for strict JSON-schema
     output. ``cache`` (optional) is consulted before every request and receives every usable reply; the
-    caller owns it unless the extractor came from :meth:`from_settings`. ``requests`` counts the requests
+    caller owns it unless ``owns_cache`` is set (as :meth:`from_settings` does). ``requests`` counts the requests
     sent (cache hits send none; the client's own retries are not counted separately).
     """
 
-    def __init__(self, chat_model: BaseChatModel, settings: Settings, cache: LLMCache | None = None) -> None:
+    def __init__(
+        self, chat_model: BaseChatModel, settings: Settings, cache: LLMCache | None = None, *, owns_cache: bool = False
+    ) -> None:
         self.chat_model = chat_model
         self.settings = settings
         self.cache = cache
@@ -439,7 +441,7 @@ class LLMExtractor(Extractor):
         self.temperature: float | None = getattr(chat_model, "temperature", None)
         self.requests = 0
         self._structured = _is_openai_chat(chat_model)
-        self._owns_cache = False
+        self._owns_cache = owns_cache and cache is not None
         self._lock = threading.Lock()
 
     @classmethod
@@ -452,9 +454,8 @@ class LLMExtractor(Extractor):
                 "the LLM extractor needs a chat model: set STRATAGRAPH_LLM_MODEL and OPENAI_BASE_URL "
                 "(a local OpenAI-compatible server) or OPENAI_API_KEY"
             )
-        extractor = cls(chat_model, settings, LLMCache.from_settings(settings) if settings.llm_cache else None)
-        extractor._owns_cache = extractor.cache is not None
-        return extractor
+        cache = LLMCache.from_settings(settings) if settings.llm_cache else None
+        return cls(chat_model, settings, cache, owns_cache=True)
 
     # ---------------------------------------------------------------- documents
     def extract(self, documents: Sequence[DocumentInput]) -> list[list[ChunkExtraction]]:
