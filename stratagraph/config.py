@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     extractor: Literal["auto", "spacy", "llm"] = Field(
         default="auto", description="auto: the LLM extractor when a chat model is configured, else spaCy"
     )
+    extract_processes: int = Field(
+        default_factory=lambda: os.cpu_count() or 1, ge=1, description="spaCy worker processes for large ingests"
+    )
     llm_concurrency: int = Field(default=4, ge=1, description="LLM requests in flight at once")
     llm_cache: bool = Field(default=True, description="cache LLM replies on disk, keyed by model and prompt")
     entity_merge_threshold: float = Field(

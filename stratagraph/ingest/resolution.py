@@ -50,6 +50,8 @@ _SUFFIX = re.compile(r"(?:,?\s+(?:inc|incorporated|corp|corporation|ltd|limited|
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
 _POSSESSIVE = re.compile(r"['’]s$", re.I)
 _NON_WORD = re.compile(r"[^\w]+")
+# a pointer into the document ("Section 2.4", "Table 3"), not a thing: never an entity
+_STRUCTURAL = re.compile(r"^(?:section|sections|chapter|appendix|table|figure|fig|part|page|pp?)(?:\s+(?:\d+|[ivxlc]+|[a-z]))+$")
 _GENERATION = frozenset({"jr", "sr", "junior", "senior", "ii", "iii", "iv", "elder", "younger"})
 _COREF_NAMES = frozenset({"we", "us", "our", "ours", "ourselves", "the company", "company"})
 
@@ -63,9 +65,21 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
+def clean_name(name: str) -> str:
+    """A mention without the unbalanced bracket a tagger's span can catch ("C (Okafor and Lindqvist"
+    -> "Okafor and Lindqvist"), trimmed."""
+    name = " ".join(name.split())
+    opened, closed = name.rfind("("), name.rfind(")")
+    if opened > closed:
+        name = name[opened + 1 :]
+    elif closed >= 0 and "(" not in name[:closed]:
+        name = name[:closed]
+    return name.strip()
+
+
 def entity_key(name: str) -> str:
     """The normalised key of an entity name: '' when nothing is left."""
-    name = name.strip().strip("\"'“”‘’()[]{}.,;:")
+    name = clean_name(name).strip("\"'“”‘’()[]{}.,;:")
     name = _POSSESSIVE.sub("", name)
     name = _ARTICLE.sub("", name)
     stripped = _SUFFIX.sub("", name)
@@ -122,6 +136,17 @@ def acronym_map(texts: Iterable[str]) -> dict[str, str]:
             elif len(words) == 1 and is_acronym_of(words[0], inside):  # ABBR (Long Name)
                 out.setdefault(entity_key(words[0]), entity_key(inside))
     return {k: v for k, v in out.items() if k and v and k != v}
+
+
+def expand_acronyms(key: str, acronyms: Mapping[str, str]) -> str:
+    """A key with every acronym the document defines written out ("fy2025 cip" -> "fy2025 capital
+    improvement program" when the text says "Capital Improvement Program (CIP)")."""
+    if key in acronyms:
+        return acronyms[key]
+    words = key.split()
+    if len(words) > 1 and any(w in acronyms for w in words):
+        return " ".join(acronyms.get(w, w) for w in words)
+    return key
 
 
 def document_company(metadata: Mapping[str, Any]) -> str | None:
@@ -213,12 +238,12 @@ def _resolve(
             return None
         return company_key, company or ent.name, "ORG"
     key = entity_key(ent.name)
-    if not key:
+    if not key or _STRUCTURAL.match(key):
         return None
-    key = acronyms.get(key, key)
+    key = expand_acronyms(key, acronyms)
     if ent.line_item:
-        return scoped_key(key, section_id), ent.name.strip(), ent.type
-    return key, ent.name.strip(), ent.type
+        return scoped_key(key, section_id), clean_name(ent.name), ent.type
+    return key, clean_name(ent.name), ent.type
 
 
 # ------------------------------------------------------------------------------------ across the store
@@ -344,7 +369,9 @@ def cluster_keys(
         va, vb = info[a].vector, info[b].vector
         if va is None or vb is None or float(va @ vb) < threshold:
             continue
-        if may_merge(a, b, info[a].type, info[b].type):
+        # types are not passed: a key's type depends on which documents mention it, and a merge decided
+        # by anything but the two names would make the graph depend on the order documents arrive in
+        if may_merge(a, b):
             uf.union(a, b)
     for key in new:
         uf.find(key)

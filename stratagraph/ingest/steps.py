@@ -366,7 +366,7 @@ def _cluster_run(
             for t, n in c.types.items():
                 types.setdefault(key, {})[t] = types.get(key, {}).get(t, 0) + n
             docs.setdefault(key, set()).add(doc_of[i])
-            mergeable[key] = mergeable.get(key, True) and not c.scoped
+            mergeable[key] = "@" not in key  # line items are keyed within their section and never merge
     if not names:
         return {}, {}, []
     vs = svc.vectors
@@ -376,7 +376,9 @@ def _cluster_run(
     snap = vs.snapshot(ENTITY_COLLECTION, sorted(candidates | (stored_ids & set(names))))
     top = lambda counts: min(counts, key=lambda x: (-counts[x], x))  # noqa: E731
     fresh = sorted(k for k in names if k not in snap.rows)
-    fresh_vectors = _embed_all(svc, [top(names[k]) for k in fresh], None)[0] if fresh else np.zeros((0, 0))
+    # a key's vector embeds the key itself (the model is uncased and strips accents, so this is the name's
+    # vector) and never a run-dependent spelling: the same key gets the same vector whatever the order
+    fresh_vectors = _embed_all(svc, [k.split("@", 1)[0] for k in fresh], None)[0] if fresh else np.zeros((0, 0))
     vec_of = {k: fresh_vectors[j] for j, k in enumerate(fresh)}
     existing: dict[str, KeyInfo] = {}
     for k, (vec, meta) in snap.rows.items():

@@ -26,6 +26,8 @@ from stratagraph.ingest.resolution import (
         ("Émile Zola's", "emile zola"),
         ("  AT&T  ", "at t"),
         ("the", "the"),
+        ("C (Okafor and Lindqvist", "okafor and lindqvist"),
+        ("Taken (film)", "taken film"),
     ],
 )
 def test_entity_key(name: str, key: str) -> None:
@@ -51,6 +53,20 @@ def test_acronyms_defined_in_text_map_to_their_long_form() -> None:
 def _ex(chunk: str, *ents: ExtractedEntity) -> ChunkExtraction:
     fact = ExtractedFact(description=f"fact in {chunk}", entities=[e.name for e in ents])
     return ChunkExtraction(chunk_id=chunk, entities=list(ents), facts=[fact])
+
+
+def test_acronyms_expand_inside_longer_names_and_pointers_are_not_entities() -> None:
+    ex = _ex(
+        "d#1#0",
+        ExtractedEntity(name="FY2025 CIP", type="PROPN"),
+        ExtractedEntity(name="Section 2.4", type="LAW"),
+        ExtractedEntity(name="CIP", type="ORG"),
+    )
+    res = resolve_document({}, [ex], {"d#1#0": "d::s1"}, ["The Capital Improvement Program (CIP) funds roads."])
+    assert res.key_of["d#1#0"] == {
+        "FY2025 CIP": "fy2025 capital improvement program",
+        "CIP": "capital improvement program",
+    }
 
 
 def test_coreference_light_and_section_scope() -> None:

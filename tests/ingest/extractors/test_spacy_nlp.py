@@ -254,9 +254,13 @@ def test_worker_processes_give_the_same_output() -> None:
             chunks=[ChunkInput(chunk_id=f"m#{i}", text=t, section_id="m") for i, t in enumerate(texts)],
         )
     ]
-    single = SpacyExtractor(batch_size=32).extract(docs)
-    forked = SpacyExtractor(batch_size=32, n_process=2).extract(docs)
-    assert [c.model_dump() for c in forked[0]] == [c.model_dump() for c in single[0]]
+    single = SpacyExtractor(batch_size=32, n_process=1).extract(docs)
+    pooled = SpacyExtractor(batch_size=32, n_process=2)
+    try:
+        parallel = pooled.extract(docs)
+    finally:
+        pooled.close()
+    assert [c.model_dump() for c in parallel[0]] == [c.model_dump() for c in single[0]]
     assert len(single[0]) == len(texts)
 
 
