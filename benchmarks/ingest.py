@@ -72,6 +72,8 @@ def phase_ingest(corpus: Path, workdir: Path) -> dict:
         "chunks": counts.nodes["Chunk"],
         "sections": counts.nodes["Section"],
         "peak_rss_mb": round(_peak_rss_mb(), 1),
+        # spaCy's spawned worker processes (the largest one; they run while the main process waits)
+        "peak_rss_worker_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0, 1),
     }
 
 

@@ -456,14 +456,21 @@ def link(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     touched = {n.id for p in written for n in p.nodes if n.label == NodeLabel.ENTITY}
     touched |= {e for target, sources in (state.get("merges") or {}).items() for e in (target, *sources)}
     touched |= {e for p in written for e in p.old_entities}
-    reconcile_entity_vectors(svc, touched)
-    link_documents(
-        svc,
-        [p.doc.doc_id for p in written],
-        lost_similar={c for p in written for c in p.lost_similar},
-        touched_entities=touched,
-        final_hashes={p.doc.doc_id: p.content_hash for p in written},
-    )
+    try:
+        reconcile_entity_vectors(svc, touched)
+        link_documents(
+            svc,
+            [p.doc.doc_id for p in written],
+            lost_similar={c for p in written for c in p.lost_similar},
+            touched_entities=touched,
+            final_hashes={p.doc.doc_id: p.content_hash for p in written},
+        )
+    except StoreUnavailable:
+        raise
+    except Exception as exc:  # the documents are stored with a pending hash: the next run links them again
+        log.exception("linking failed")
+        error = f"linking failed (the next ingest retries it): {type(exc).__name__}: {exc}"
+        return {"prepared": [p.model_copy(update={"error": error}) if p.active else p for p in prepared]}
     svc.report("link", 1, 1)
     return {}
 

@@ -128,3 +128,24 @@ def test_delete_repairs_links_and_reingest_restores_them(tmp_path: Path) -> None
         assert {m["entity_id"] for _, m in snap.rows.values()} <= entity_ids
         sg.ingest(RESEARCH, base=EXAMPLES.parent)
         assert canonical(sg.export()) == before
+
+
+def test_a_failed_linking_step_is_reported_and_redone_by_the_next_run(tmp_path: Path, monkeypatch) -> None:
+    import stratagraph.ingest.steps as steps
+
+    real = steps.link_documents
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    with StrataGraph(Settings(home=tmp_path / "s")) as sg:
+        monkeypatch.setattr(steps, "link_documents", broken)
+        first = sg.ingest(RESEARCH[:2], base=EXAMPLES.parent)
+        assert first.failed == 2 and all("linking failed" in (r.error or "") for r in first.documents)
+        assert sg.graph.get_edges(types=[EdgeType.CITES]) == []
+        monkeypatch.setattr(steps, "link_documents", real)
+        again = sg.ingest(RESEARCH[:2], base=EXAMPLES.parent)
+        assert {r.status.value for r in again.documents} == {"updated"}
+        with StrataGraph(Settings(home=tmp_path / "fresh")) as fresh:
+            fresh.ingest(RESEARCH[:2], base=EXAMPLES.parent)
+            assert canonical(sg.export()) == canonical(fresh.export())
