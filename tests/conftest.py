@@ -59,3 +59,13 @@ def cli_json(*args: str, cwd: Path | None = None) -> tuple[int, dict, str]:
 
 def canonical(export: dict) -> str:
     return json.dumps(export, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+@pytest.fixture
+def chat_server():
+    """A started :class:`tests.scripted_llm.ScriptedChatServer`, closed after the test."""
+    from tests.scripted_llm import ScriptedChatServer
+
+    server = ScriptedChatServer().start()
+    yield server
+    server.close()

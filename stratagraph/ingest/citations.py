@@ -161,13 +161,14 @@ def _strip_accents(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).translate(_EXTRA_FOLD)
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
+    """Case- and accent-insensitive spelling (shared with entity resolution)."""
     return _strip_accents(text).casefold()
 
 
 def _name_key(name: str) -> str:
     """A surname for comparison: accents and case folded, only letters and digits kept."""
-    return _NON_ALNUM_RE.sub("", _APOSTROPHES_RE.sub("", _fold(name)))
+    return _NON_ALNUM_RE.sub("", _APOSTROPHES_RE.sub("", fold(name)))
 
 
 def normalize_title(s: str) -> str:
@@ -178,7 +179,7 @@ def normalize_title(s: str) -> str:
     "childrens"); every other run of punctuation or whitespace collapsed to one space; a leading article
     "the" / "a" / "an" dropped ("The Matrix" -> "matrix") unless it is the whole title.
     """
-    text = _fold(s)
+    text = fold(s)
     without = _TRAILING_PAREN_RE.sub("", text)
     if _NON_ALNUM_RE.sub("", without):
         text = without
@@ -638,7 +639,7 @@ def _marker_names(text: str) -> list[str] | None:
                 continue
             if not (_is_capitalised(word) and _NAME_WORD_RE.match(word)):
                 return None
-        if any(_fold(w) in _NOT_AUTHORS for w in words if w.casefold() not in _PARTICLES):
+        if any(fold(w) in _NOT_AUTHORS for w in words if w.casefold() not in _PARTICLES):
             return None
         names.append(token)
     if not names or (had_et_al and len(names) != 1):
@@ -768,8 +769,8 @@ def _author_at(ref: Reference, i: int, name: str) -> bool:
     if i < len(ref.authors):
         return _surnames_agree(name, ref.authors[i])
     if i == 0 and not ref.authors:  # authors not parsed: the name opens the entry
-        head = _fold(ref.raw)[:80]
-        return bool(_name_key(name)) and re.search(rf"\b{re.escape(_fold(name))}\b", head) is not None
+        head = fold(ref.raw)[:80]
+        return bool(_name_key(name)) and re.search(rf"\b{re.escape(fold(name))}\b", head) is not None
     return False
 
 

@@ -165,7 +165,7 @@ def knowledge_records(
             continue
         keys = entities.key_of.get(ex.chunk_id, {})
         ents = {name: entity_of[k] for name, k in keys.items() if k in entity_of}
-        for name, k in keys.items():
+        for k in keys.values():
             if k in entity_of:
                 used_keys[k] = entity_of[k]
                 mentions[(ex.chunk_id, entity_of[k])] = mentions.get((ex.chunk_id, entity_of[k]), 0) + 1

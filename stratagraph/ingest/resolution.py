@@ -24,7 +24,6 @@ existing entity's, the existing node is folded into the new id (``GraphStore.mer
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from stratagraph.ingest.citations import fold
 from stratagraph.ingest.extractors.base import ChunkExtraction, ExtractedEntity
 
 #: spaCy's named-entity labels: two different ones never merge
@@ -57,12 +57,6 @@ _COREF_NAMES = frozenset({"we", "us", "our", "ours", "ourselves", "the company",
 
 # "Long Name (ABBR)" and "ABBR (Long Name)"
 _PAREN = re.compile(r"((?:[A-Z][\w&.'’-]*\s+){0,7}[A-Z][\w&.'’-]*)\s+\(([^()]{1,80})\)")
-
-
-def fold(text: str) -> str:
-    """Case- and accent-insensitive spelling."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
 def clean_name(name: str) -> str:
@@ -167,8 +161,6 @@ class Contribution:
     names: dict[str, int] = field(default_factory=dict)
     types: dict[str, int] = field(default_factory=dict)
     description: str = ""
-    scoped: bool = False
-    coref: bool = False
 
     def add(self, name: str, type_: str, description: str = "") -> None:
         self.names[name] = self.names.get(name, 0) + 1
@@ -222,10 +214,7 @@ def resolve_document(
                 continue
             key, name, type_ = resolved
             keys[ent.name] = key
-            contrib = contributions[key]
-            contrib.scoped = ent.line_item
-            contrib.coref = contrib.coref or ent.coref
-            contrib.add(name, type_, ent.description or first_fact.get(ent.name, ""))
+            contributions[key].add(name, type_, ent.description or first_fact.get(ent.name, ""))
         key_of[ex.chunk_id] = keys
     return DocumentEntities(key_of=key_of, contributions=dict(contributions))
 
@@ -298,7 +287,7 @@ class KeyInfo:
     type: str
     vector: np.ndarray | None
     entity_id: str | None = None  # for keys already stored: the entity they belong to
-    mergeable: bool = True  # False for line items and coreference stand-ins
+    mergeable: bool = True  # False for line items (keyed within their section)
 
 
 @dataclass

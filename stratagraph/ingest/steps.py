@@ -358,7 +358,6 @@ def _cluster_run(
     names: dict[str, dict[str, int]] = {}
     types: dict[str, dict[str, int]] = {}
     docs: dict[str, set[str]] = {}
-    mergeable: dict[str, bool] = {}
     for i, de in resolved.items():
         for key, c in de.contributions.items():
             for name, n in c.names.items():
@@ -366,12 +365,11 @@ def _cluster_run(
             for t, n in c.types.items():
                 types.setdefault(key, {})[t] = types.get(key, {}).get(t, 0) + n
             docs.setdefault(key, set()).add(doc_of[i])
-            mergeable[key] = "@" not in key  # line items are keyed within their section and never merge
     if not names:
         return {}, {}, []
     vs = svc.vectors
     stored_ids = set(vs.ids(ENTITY_COLLECTION))
-    run_tokens = {t for k in names if mergeable[k] for t in block_tokens(k)}
+    run_tokens = {t for k in names if "@" not in k for t in block_tokens(k)}
     candidates = {k for k in stored_ids if "@" not in k and run_tokens.intersection(block_tokens(k))}
     snap = vs.snapshot(ENTITY_COLLECTION, sorted(candidates | (stored_ids & set(names))))
     top = lambda counts: min(counts, key=lambda x: (-counts[x], x))  # noqa: E731
@@ -389,7 +387,8 @@ def _cluster_run(
             entity_id=str(meta.get("entity_id") or f"ent:{k}"), mergeable="@" not in k,
         )
     new = {
-        k: KeyInfo(name=top(names[k]), type=top(types[k]), vector=vec_of[k], mergeable=mergeable[k]) for k in names
+        # line items are keyed within their section and never merge
+        k: KeyInfo(name=top(names[k]), type=top(types[k]), vector=vec_of[k], mergeable="@" not in k) for k in names
     }
     res = cluster_keys(new, existing, svc.settings.entity_merge_threshold)
     rows = [

@@ -7,11 +7,10 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-from tests.conftest import canonical
-from tests.test_llm import Reply, ScriptedChatServer, chat_server, closed_port, user_text  # noqa: F401 - fixtures
-
 from stratagraph import StrataGraph
 from stratagraph.schema import EdgeType, NodeLabel
+from tests.conftest import canonical
+from tests.scripted_llm import Reply, ScriptedChatServer, closed_port, user_text
 
 DOC = """---
 title: Harbor Notes

@@ -21,7 +21,7 @@ from stratagraph.ingest.extractors.base import (
 )
 from stratagraph.ingest.extractors.llm import LLMExtractor, MalformedReply, parse_reply
 from stratagraph.llm import LLMCache, LLMUnavailable, get_chat_model
-from tests.test_llm import Reply, ScriptedChatServer, chat_server, closed_port, user_text  # noqa: F401 - fixture
+from tests.scripted_llm import Reply, ScriptedChatServer, closed_port, user_text
 
 TEXT1 = "Acme Corporation acquired Beta Labs for $30 million in March 2024. Jane Doe leads Beta Labs."
 TEXT2 = "Beta Labs will open a second laboratory in Oslo."

@@ -1,0 +1,149 @@
+"""A real HTTP server on 127.0.0.1 speaking OpenAI's chat-completions protocol, answering from a script:
+what the LLM tests drive ``ChatOpenAI(base_url=...)`` against (fixture ``chat_server`` in ``conftest.py``)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from stratagraph.config import Settings
+
+
+# --------------------------------------------------------------------------------------------- server
+@dataclass
+class Reply:
+    """One scripted answer: an assistant message ``content`` with HTTP 200, or an error ``status``."""
+
+    content: str | None = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    finish_reason: str = "stop"
+
+    @classmethod
+    def json(cls, obj: Any) -> Reply:
+        return cls(content=json.dumps(obj))
+
+    @classmethod
+    def error(cls, status: int, message: str = "scripted failure", **headers: str) -> Reply:
+        return cls(status=status, headers=headers, content=message)
+
+
+class ScriptedChatServer:
+    """``POST /v1/chat/completions`` on 127.0.0.1: answers from ``script`` (first in, first out), else from
+    ``responder(request_body)``; records every request body; counts requests in flight."""
+
+    def __init__(self) -> None:
+        self.script: deque[Reply] = deque()
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
+        self.delay = 0.0
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep pytest output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                with server._lock:
+                    server.requests.append(body)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    if self.path != "/v1/chat/completions":
+                        reply = Reply.error(404, f"no route {self.path}")
+                    else:
+                        time.sleep(server.delay)
+                        reply = server._next(body)
+                    self._send(reply, body)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _send(self, reply: Reply, body: dict[str, Any]) -> None:
+                if reply.status == 200:
+                    payload = {
+                        "id": f"chatcmpl-{len(server.requests)}",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body.get("model", "scripted"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": reply.content},
+                                "finish_reason": reply.finish_reason,
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+                    }
+                else:
+                    payload = {"error": {"message": reply.content, "type": "scripted", "code": reply.status}}
+                data = json.dumps(payload).encode()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def _next(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            if self.script:
+                return self.script.popleft()
+        if self.responder is not None:
+            return self.responder(body)
+        return Reply.error(500, "the test's script is exhausted")
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def settings(self, home: Path, **overrides: Any) -> Settings:
+        """Settings pointing the chat model "scripted" at this server (small retries and timeout)."""
+        values: dict[str, Any] = {
+            "home": home,
+            "llm_model": "scripted",
+            "openai_base_url": self.base_url,
+            "request_retries": 2,
+            "request_timeout": 5,
+        }
+        values.update(overrides)
+        return Settings(**values)
+
+    def start(self) -> ScriptedChatServer:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self._thread.join(timeout=5)
+
+
+def user_text(body: dict[str, Any]) -> str:
+    """All user-message text of a recorded request body."""
+    return "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
