@@ -52,16 +52,14 @@ Tables are not handled here: the ingest pipeline sends table chunks to
 Speed: spaCy itself takes ~95% of the time (NER about half of it, then tok2vec, parser and attribute_ruler);
 the rules above add ~0.5 ms per passage. One process parses roughly 90-115 short passages (~400 characters)
 per second on one core. With ``n_process`` > 1 a large input is split into slices parsed by that many worker
-processes, started with ``spawn`` (never ``fork``: the ingest process holds onnxruntime and Chroma threads
-whose locks a forked child could inherit held); each worker loads the model once.
+processes (``extractors/workers.py``: plain subprocesses, neither forked nor importing the caller's
+``__main__``); each worker loads the model once and stays up for the extractor's lifetime.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import re
 import threading
-from concurrent.futures import ProcessPoolExecutor
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -76,6 +74,7 @@ from stratagraph.ingest.extractors.base import (
     ExtractedRelation,
     Extractor,
 )
+from stratagraph.ingest.extractors.workers import WorkerPool
 from stratagraph.ingest.quantities import parse_quantities
 
 if TYPE_CHECKING:
@@ -641,7 +640,7 @@ class SpacyExtractor(Extractor):
             raise ValueError("n_process must be at least 1")
         self.batch_size = batch_size
         self.n_process = n_process
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: WorkerPool | None = None
 
     def extract(self, documents: Sequence[DocumentInput]) -> list[list[ChunkExtraction]]:
         """One list per document, one :class:`ChunkExtraction` per chunk (ids and order preserved)."""
@@ -652,9 +651,9 @@ class SpacyExtractor(Extractor):
         if workers == 1:
             flat = _extract_chunks(chunks, self.batch_size)
         else:
-            slices = [chunks[i : i + SLICE] for i in range(0, len(chunks), SLICE)]
-            pool = self._workers(workers)
-            flat = [ex for part in pool.map(_extract_chunks, slices, [self.batch_size] * len(slices)) for ex in part]
+            jobs = [(chunks[i : i + SLICE], self.batch_size) for i in range(0, len(chunks), SLICE)]
+            parts = self._workers(workers).map(f"{__name__}:_extract_chunks", jobs)
+            flat = [ex for part in parts for ex in part]
         out: list[list[ChunkExtraction]] = []
         pos = 0
         for document in documents:
@@ -663,15 +662,15 @@ class SpacyExtractor(Extractor):
             pos += n
         return out
 
-    def _workers(self, n: int) -> ProcessPoolExecutor:
-        if self._pool is None or self._pool._max_workers != n:  # noqa: SLF001 - the pool's own size
+    def _workers(self, n: int) -> WorkerPool:
+        if self._pool is None or self._pool.size != n:
             self.close()
-            self._pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = WorkerPool(n)
         return self._pool
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool.close()
             self._pool = None
 
 
