@@ -71,6 +71,9 @@ def phase_ingest(corpus: Path, workdir: Path) -> dict:
         "failed": sum(1 for r in reports if r.status == "failed"),
         "chunks": counts.nodes["Chunk"],
         "sections": counts.nodes["Section"],
+        "entities": counts.nodes["Entity"],
+        "facts": counts.nodes["Fact"],
+        "edges": {t: n for t, n in counts.edges.items() if n},
         "peak_rss_mb": round(_peak_rss_mb(), 1),
         # spaCy's spawned worker processes (the largest one; they run while the main process waits)
         "peak_rss_worker_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0, 1),

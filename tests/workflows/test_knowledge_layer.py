@@ -149,3 +149,16 @@ def test_a_failed_linking_step_is_reported_and_redone_by_the_next_run(tmp_path: 
         with StrataGraph(Settings(home=tmp_path / "fresh")) as fresh:
             fresh.ingest(RESEARCH[:2], base=EXAMPLES.parent)
             assert canonical(sg.export()) == canonical(fresh.export())
+
+
+def test_a_cited_document_arriving_later_is_linked_when_it_arrives(tmp_path: Path) -> None:
+    a, b = RESEARCH[0], RESEARCH[1]
+    with StrataGraph(Settings(home=tmp_path / "s")) as sg:
+        sg.ingest([b], base=EXAMPLES.parent)
+        assert sg.graph.get_edges(types=[EdgeType.CITES]) == []  # A is not ingested: no edge
+        sg.ingest([a], base=EXAMPLES.parent)
+        cites = sg.graph.get_edges(types=[EdgeType.CITES])
+        assert (_doc(b), _doc(a)) in {(e.src, e.dst) for e in cites}
+        citing_chunks = {e.src for e in cites if "#" in e.src and e.dst == _doc(a)}
+        assert citing_chunks and all(c.startswith(f"{_doc(b)}#") for c in citing_chunks)
+        assert any(e.dst.startswith(f"{_doc(a)}#") for e in cites)  # chunk -> chunk of the cited paper
