@@ -56,9 +56,11 @@ def fact_id(section_id: str, description: str) -> str:
 
 
 def extraction_input(doc: SourceDocument, outline: Outline, chunks: Sequence[ChunkRecord]) -> DocumentInput:
-    """The text chunks of a document as extractors see them (table chunks are read by
-    :func:`table_extractions`)."""
+    """The text chunks of a document as extractors see them. Table chunks are read by
+    :func:`table_extractions`; a reference list is not content (its entries become citations, CG-RAG
+    §4.2, and its author initials and journal abbreviations would only be noise entities)."""
     by_id = {s.id: s for s in outline.sections}
+    skip = reference_section_ids(outline)
     return DocumentInput(
         doc_id=doc.doc_id,
         title=doc.title,
@@ -73,7 +75,7 @@ def extraction_input(doc: SourceDocument, outline: Outline, chunks: Sequence[Chu
                 heading_path=by_id[c.section_id].heading_path,
             )
             for c in chunks
-            if c.kind == "text"
+            if c.kind == "text" and c.section_id not in skip
         ],
     )
 

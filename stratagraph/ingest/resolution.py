@@ -162,8 +162,9 @@ class Contribution:
     types: dict[str, int] = field(default_factory=dict)
     description: str = ""
 
-    def add(self, name: str, type_: str, description: str = "") -> None:
-        self.names[name] = self.names.get(name, 0) + 1
+    def add(self, name: str, type_: str, description: str = "", votes: int = 1) -> None:
+        """One mention; ``votes`` 0 keeps the spelling as an alias without letting it become the name."""
+        self.names[name] = self.names.get(name, 0) + votes
         self.types[type_] = self.types.get(type_, 0) + 1
         if description and not self.description:
             self.description = description[:400]
@@ -214,7 +215,9 @@ def resolve_document(
                 continue
             key, name, type_ = resolved
             keys[ent.name] = key
-            contributions[key].add(name, type_, ent.description or first_fact.get(ent.name, ""))
+            # an acronym written out ("CH" -> county hospital) names the entity by its long form
+            votes = 0 if entity_key(name) != key.split("@", 1)[0] else 1
+            contributions[key].add(name, type_, ent.description or first_fact.get(ent.name, ""), votes)
         key_of[ex.chunk_id] = keys
     return DocumentEntities(key_of=key_of, contributions=dict(contributions))
 
@@ -229,10 +232,13 @@ def _resolve(
     key = entity_key(ent.name)
     if not key or _STRUCTURAL.match(key):
         return None
+    name = clean_name(ent.name)
+    if not ent.line_item and len(name) <= 3 and name.islower():  # "al" of "et al.", not "UK" or "3M"
+        return None
     key = expand_acronyms(key, acronyms)
     if ent.line_item:
-        return scoped_key(key, section_id), clean_name(ent.name), ent.type
-    return key, clean_name(ent.name), ent.type
+        return scoped_key(key, section_id), name, ent.type
+    return key, name, ent.type
 
 
 # ------------------------------------------------------------------------------------ across the store

@@ -61,12 +61,17 @@ def test_acronyms_expand_inside_longer_names_and_pointers_are_not_entities() -> 
         ExtractedEntity(name="FY2025 CIP", type="PROPN"),
         ExtractedEntity(name="Section 2.4", type="LAW"),
         ExtractedEntity(name="CIP", type="ORG"),
+        ExtractedEntity(name="al", type="PERSON"),
+        ExtractedEntity(name="UK", type="GPE"),
     )
     res = resolve_document({}, [ex], {"d#1#0": "d::s1"}, ["The Capital Improvement Program (CIP) funds roads."])
     assert res.key_of["d#1#0"] == {
         "FY2025 CIP": "fy2025 capital improvement program",
         "CIP": "capital improvement program",
+        "UK": "uk",
     }
+    # the acronym stays an alias: it never outvotes the long form for the entity's name
+    assert res.contributions["capital improvement program"].names == {"CIP": 0}
 
 
 def test_coreference_light_and_section_scope() -> None:
