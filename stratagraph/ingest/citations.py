@@ -703,18 +703,7 @@ def find_markers(text: str) -> list[Marker]:
             if names is None:
                 continue
             start, end = part_start + e.start("cite"), part_start + e.end("cite")
-            for year in _split_years(e.group("years")):
-                markers.append(
-                    Marker(
-                        kind="author_year",
-                        keys=[],
-                        authors=[surname_of(n) for n in names],
-                        year=year,
-                        start=start,
-                        end=end,
-                        text=text[start:end],
-                    )
-                )
+            markers += _author_year(names, e.group("years"), start, end, text)
 
     pos = 0
     while True:
@@ -725,21 +714,19 @@ def find_markers(text: str) -> list[Marker]:
         if names is None:
             pos = m.start() + 1
             continue
-        for year in _split_years(m.group("years")):
-            markers.append(
-                Marker(
-                    kind="author_year",
-                    keys=[],
-                    authors=[surname_of(n) for n in names],
-                    year=year,
-                    start=m.start(),
-                    end=m.end(),
-                    text=m.group(0),
-                )
-            )
+        markers += _author_year(names, m.group("years"), m.start(), m.end(), text)
         pos = m.end()
     markers.sort(key=lambda mk: (mk.start, mk.end))
     return markers
+
+
+def _author_year(names: list[str], years: str, start: int, end: int, text: str) -> list[Marker]:
+    """One author-year marker per year cited for these names, all spanning ``text[start:end]``."""
+    authors = [surname_of(n) for n in names]
+    return [
+        Marker(kind="author_year", keys=[], authors=authors, year=year, start=start, end=end, text=text[start:end])
+        for year in _split_years(years)
+    ]
 
 
 def _year_parts(year: str) -> tuple[str, str]:
