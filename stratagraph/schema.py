@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from enum import StrEnum
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -358,7 +358,9 @@ def merge_by_doc(label: str, old: dict[str, Any], new: dict[str, Any]) -> dict[s
     return derive_props(label, {**new, BY_DOC: merged})
 
 
-def _combine_part(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+def combine_part(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two contributions of one document to one node as one: counts summed, lists united, the first
+    non-empty value of anything else kept."""
     out = dict(a)
     for key, value in b.items():
         old = out.get(key)
@@ -377,7 +379,7 @@ def fold_by_doc(label: str, props: Sequence[dict[str, Any]]) -> dict[str, Any]:
     merged: dict[str, dict[str, Any]] = {}
     for p in props:
         for doc, part in (p.get(BY_DOC) or {}).items():
-            merged[doc] = _combine_part(merged[doc], part) if doc in merged else dict(part)
+            merged[doc] = combine_part(merged[doc], part) if doc in merged else dict(part)
     return derive_props(label, {**props[0], BY_DOC: merged})
 
 

@@ -16,12 +16,11 @@ from stratagraph.config import Settings
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
-
     from langchain_core.language_models import BaseChatModel
 
     from stratagraph.graph_store.base import GraphStore
-    from stratagraph.ingest.extractors.base import Extractor
     from stratagraph.graph_store.vectors import VectorStore
+    from stratagraph.ingest.extractors.base import Extractor
 
 #: progress(stage, done, total): called by long-running nodes; must be cheap and thread-safe.
 ProgressFn = Callable[[str, int, int], None]
@@ -77,14 +76,10 @@ class Services:
     def _make_extractor(self) -> Extractor:
         choice = self.settings.extractor
         llm = self.llm if choice in ("auto", "llm") else None
-        if choice == "llm" and llm is None:
-            raise ValueError("extractor 'llm' needs a chat model: set STRATAGRAPH_LLM_MODEL and OPENAI_BASE_URL")
-        if llm is not None:
+        if llm is not None or choice == "llm":  # "llm" without a chat model: from_settings says what to set
             from stratagraph.ingest.extractors.llm import LLMExtractor
-            from stratagraph.llm import LLMCache
 
-            cache = LLMCache.from_settings(self.settings) if self.settings.llm_cache else None
-            return LLMExtractor(llm, self.settings, cache, owns_cache=True)
+            return LLMExtractor.from_settings(self.settings, chat_model=llm)
         from stratagraph.ingest.extractors.spacy_nlp import SpacyExtractor
 
         return SpacyExtractor(self.settings)

@@ -32,7 +32,17 @@ from stratagraph.ingest.citations import (
 from stratagraph.ingest.extractors.base import ChunkExtraction, ChunkInput, DocumentInput
 from stratagraph.ingest.quantities import detect_scale, table_extraction
 from stratagraph.ingest.resolution import DocumentEntities
-from stratagraph.schema import BY_DOC, ChunkRecord, Edge, EdgeType, Node, NodeLabel, Outline, SourceDocument
+from stratagraph.schema import (
+    BY_DOC,
+    ChunkRecord,
+    Edge,
+    EdgeType,
+    Node,
+    NodeLabel,
+    Outline,
+    SourceDocument,
+    combine_part,
+)
 
 
 class FactSpan(BaseModel):
@@ -215,13 +225,8 @@ def knowledge_records(
     by_entity: dict[str, dict[str, Any]] = {}
     for key, eid in sorted(used_keys.items()):
         contrib = entities.contributions[key]
-        part = by_entity.setdefault(eid, {"names": {}, "types": {}, "keys": [], "description": ""})
-        for name, n in contrib.names.items():
-            part["names"][name] = part["names"].get(name, 0) + n
-        for type_, n in contrib.types.items():
-            part["types"][type_] = part["types"].get(type_, 0) + n
-        part["keys"] = sorted({*part["keys"], key})
-        part["description"] = part["description"] or contrib.description
+        mine = {"names": contrib.names, "types": contrib.types, "keys": [key], "description": contrib.description}
+        by_entity[eid] = combine_part(by_entity[eid], mine) if eid in by_entity else mine
     for eid, part in by_entity.items():
         props: dict[str, Any] = {BY_DOC: {did: part}}
         scopes = {k.split("@", 1)[1] for k in part["keys"] if "@" in k}

@@ -23,8 +23,8 @@ from stratagraph.ingest.extractors.base import ChunkExtraction
 from stratagraph.ingest.knowledge import (
     FactSpan,
     document_references,
-    fact_spans,
     extraction_input,
+    fact_spans,
     knowledge_records,
     table_extractions,
 )
@@ -223,11 +223,7 @@ def extract(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     try:
         results = svc.extractor.extract(inputs)
     except Exception as exc:
-        log.exception("extraction failed")
-        error = f"extraction failed: {type(exc).__name__}: {exc}"
-        for i in todo:
-            prepared[i] = prepared[i].model_copy(update={"error": error})
-        return {"prepared": prepared}
+        return {"prepared": _fail_all(prepared, todo, "extraction failed", exc)}
     for n, (i, text_results) in enumerate(zip(todo, results, strict=True), 1):
         item = prepared[i]
         extractions = [*text_results, *table_extractions(item.doc, item.chunks)]
@@ -250,7 +246,9 @@ def embed(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     texts: list[str] = []
     spans: list[list[tuple[int, int]]] = []
     span_owner: list[list[int]] = []  # per text: index of each span in its document's fact_spans
+    n_texts: dict[int, int] = {}  # per document: how many of ``texts`` are its own
     for i in todo:
+        first = len(texts)
         item = prepared[i]
         by_chunk: dict[str, list[tuple[int, FactSpan]]] = {}
         loose: list[int] = []
@@ -274,24 +272,20 @@ def embed(state: IngestState, runtime: Runtime[Services]) -> IngestState:
             texts.append(desc)
             spans.append([(0, len(desc))])
             span_owner.append([k])
+        n_texts[i] = len(texts) - first
     if not texts:
         return {}
     try:
         vectors, span_vectors = _embed_all(svc, texts, spans)
     except Exception as exc:
-        log.exception("embedding failed")
-        error = f"embedding failed: {type(exc).__name__}: {exc}"
-        for i in todo:
-            prepared[i] = prepared[i].model_copy(update={"error": error})
-        return {"prepared": prepared}
+        return {"prepared": _fail_all(prepared, todo, "embedding failed", exc)}
     at = 0
     dim = vectors.shape[1]
     for i in todo:
         item = prepared[i]
         n_c, n_s = len(item.chunk_vectors), len(item.section_vectors)
-        n_loose = sum(1 for fs in item.fact_spans if fs.start is None or fs.end is None or fs.end <= fs.start)
         facts = np.zeros((len(item.fact_spans), dim), dtype=np.float32)
-        for t in range(at, at + n_c + n_s + n_loose):
+        for t in range(at, at + n_texts[i]):
             for k, row in zip(span_owner[t], span_vectors[t], strict=True):
                 facts[k] = row
         prepared[i] = item.model_copy(
@@ -301,7 +295,7 @@ def embed(state: IngestState, runtime: Runtime[Services]) -> IngestState:
                 "fact_span_vectors": facts,
             }
         )
-        at += n_c + n_s + n_loose
+        at += n_texts[i]
     return {"prepared": prepared}
 
 
@@ -529,6 +523,17 @@ def structure_graph(
     for a, b in zip(ordered, ordered[1:], strict=False):
         edges.append(Edge(type=EdgeType.NEXT, src=a.id, dst=b.id, doc_ids=[did]))
     return nodes, edges
+
+
+def _fail_all(prepared: list[PreparedDocument], todo: list[int], what: str, exc: Exception) -> list[PreparedDocument]:
+    """Every waiting document fails with the one message of a step that could not work at all (an
+    unreachable extractor or embedding endpoint after its retries); nothing of theirs is written."""
+    log.exception("%s", what)
+    error = f"{what}: {type(exc).__name__}: {exc}"
+    out = list(prepared)
+    for i in todo:
+        out[i] = out[i].model_copy(update={"error": error})
+    return out
 
 
 def pending_hash(content_hash: str) -> str:

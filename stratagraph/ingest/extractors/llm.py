@@ -445,10 +445,11 @@ class LLMExtractor(Extractor):
         self._lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> LLMExtractor:
-        """The extractor for the chat model ``settings`` configure, with the store's reply cache when
-        ``settings.llm_cache`` is on (closed by :meth:`close`). Raises ValueError when no model is configured."""
-        chat_model = get_chat_model(settings)
+    def from_settings(cls, settings: Settings, chat_model: BaseChatModel | None = None) -> LLMExtractor:
+        """The extractor for ``chat_model`` (default: the one ``settings`` configure), with the store's reply
+        cache when ``settings.llm_cache`` is on (closed by :meth:`close`). Raises ValueError when there is
+        no chat model."""
+        chat_model = chat_model if chat_model is not None else get_chat_model(settings)
         if chat_model is None:
             raise ValueError(
                 "the LLM extractor needs a chat model: set STRATAGRAPH_LLM_MODEL and OPENAI_BASE_URL "
