@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +12,10 @@ from stratagraph.config import Settings
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+    from langchain_core.tools import BaseTool
+
+    from stratagraph.retrieval import RetrievalContext, RetrievalResult
+    from stratagraph.retrieval.langchain import GraphRetriever
 from stratagraph.graph_store.base import DeleteSummary, GraphCounts, GraphStore
 from stratagraph.schema import IngestReport, IngestStatus
 from stratagraph.services import ProgressFn, Services
@@ -112,6 +116,37 @@ class StrataGraph:
 
     def export(self) -> dict[str, Any]:
         return self.graph.export()
+
+    # ------------------------------------------------------------------ retrieval
+    @property
+    def context(self) -> RetrievalContext:
+        """What retrievers and tools read: the stores plus their per-store caches (one per StrataGraph)."""
+        from stratagraph.retrieval import RetrievalContext
+
+        return self.services._get("retrieval", lambda: RetrievalContext.from_services(self.services))  # type: ignore[return-value]
+
+    def retrieve(
+        self, question: str, strategy: str = "ppr", k: int = 5, filters: Mapping[str, Any] | None = None
+    ) -> RetrievalResult:
+        """Ranked evidence for a question by one named strategy (no LLM)."""
+        from stratagraph.retrieval import retrieve
+
+        return retrieve(self.context, strategy, question, k=k, filters=filters)
+
+    def retriever(self, name: str = "ppr", k: int = 5, filters: Mapping[str, Any] | None = None) -> GraphRetriever:
+        """A LangChain ``BaseRetriever`` of one strategy (DESIGN.md names table); Documents have ``id`` =
+        chunk id and provenance in metadata."""
+        from stratagraph.retrieval import get_strategy
+        from stratagraph.retrieval.langchain import GraphRetriever
+
+        get_strategy(name)  # an unknown name raises RetrievalError listing the known ones
+        return GraphRetriever(self.context, strategy=name, k=k, filters=dict(filters or {}))
+
+    def tools(self) -> list[BaseTool]:
+        """The LangChain tools agents call (search, entities, facts, traversal, sections, PPR, calculate)."""
+        from stratagraph.tools import make_tools
+
+        return make_tools(self.context)
 
     # ------------------------------------------------------------------ workflows
     def workflow(self, name: str):  # noqa: ANN201 - a compiled LangGraph graph

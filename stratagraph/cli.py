@@ -88,6 +88,29 @@ def _fail(message: str, code: int = 1) -> None:
 
 
 @contextmanager
+def _progress_bar():  # noqa: ANN202
+    """A rich progress bar on stderr; yields the ``progress(stage, done, total)`` callback."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description:>10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield progress
+
+
+@contextmanager
 def _session(  # noqa: ANN202
     store: Path | None,
     as_json: bool,
@@ -126,24 +149,8 @@ def ingest(
     verbose: VerboseOpt = False,
 ) -> None:
     """Ingest documents: structure, chunks and vectors (idempotent: unchanged content is skipped)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     _logging(verbose)
-    with Progress(
-        TextColumn("{task.description:>10}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        tasks: dict[str, int] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
-
+    with _progress_bar() as progress:
         fields = {"json_title_field": title_field, "json_text_field": text_field, "json_id_field": id_field}
         with _session(store, as_json, progress, **fields) as sg:
             result = sg.ingest(paths, base=base, include=include, exclude=exclude)
@@ -203,6 +210,124 @@ def delete(
             _fail(str(exc))
     data = {"deleted": True, **summary.model_dump()}
     _emit(data, as_json, f"deleted {doc_id}: {summary.nodes_deleted} nodes, {summary.edges_deleted} edges")
+
+
+FilterOpt = Annotated[
+    list[str], typer.Option("--filter", help="Metadata filter key=value (repeatable; all must hold).")
+]
+
+
+def _filters(pairs: list[str]) -> dict[str, str]:
+    from stratagraph.retrieval import RetrievalError
+    from stratagraph.retrieval.base import parse_filters
+
+    try:
+        return parse_filters(pairs)
+    except RetrievalError as exc:
+        _fail(str(exc), code=2)
+        raise  # unreachable
+
+
+def _strategy_names() -> str:
+    from stratagraph.retrieval import STRATEGIES
+
+    return ", ".join(STRATEGIES)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    strategy: Annotated[str, typer.Option("--strategy", "-s", help="Retrieval strategy (DESIGN.md names).")] = "ppr",
+    retrieve_only: Annotated[
+        bool, typer.Option("--retrieve-only", help="Print the ranked evidence only (no LLM is called).")
+    ] = False,
+    k: Annotated[int, typer.Option("--k", min=1, help="How many chunks of evidence.")] = 5,
+    filters: FilterOpt = [],  # noqa: B006
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Rank evidence for a question with one strategy (vector, lexical, rrf, ppr, dual_path, traversal,
+    top_down, bottom_up, lesegr, hybrid), with citations."""
+    from stratagraph.retrieval import STRATEGIES, RetrievalError
+
+    _logging(verbose)
+    if strategy not in STRATEGIES:
+        _fail(f"unknown strategy {strategy!r}; choose from {_strategy_names()}", code=2)
+    if not retrieve_only:
+        _fail(
+            "answering (ask without --retrieve-only) needs the answer workflows, which this version does not "
+            "have yet; add --retrieve-only to see the ranked evidence",
+            code=2,
+        )
+    where = _filters(filters)
+    with _session(store, as_json) as sg:
+        try:
+            result = sg.retrieve(question, strategy=strategy, k=k, filters=where)
+        except RetrievalError as exc:
+            _fail(str(exc), code=2)
+    evidence = [
+        {
+            "rank": e.rank,
+            "score": round(e.score, 6),
+            "doc_id": e.doc_id,
+            "source": e.source,
+            "title": e.title,
+            "section": e.section,
+            "chunk_id": e.chunk_id,
+            "text": e.text,
+        }
+        for e in result.evidence
+    ]
+    lines = [f"{question}  [{strategy}]"]
+    for e in result.evidence:
+        text = " ".join(e.text.split())
+        lines.append(f"{e.citation()}  score {e.score:.4f}\n    {text[:300]}{'…' if len(text) > 300 else ''}")
+    if not result.evidence:
+        lines.append("(no evidence: the store is empty or nothing matched)")
+    _emit({"question": question, "strategy": strategy, "evidence": evidence}, as_json, "\n".join(lines))
+
+
+eval_app = typer.Typer(help="Measure retrieval on a benchmark dataset.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("retrieval")
+def eval_retrieval(
+    dataset: Annotated[str, typer.Option("--dataset", help="A dataset name under $STRATAGRAPH_DATA_DIR, or a folder.")],
+    strategies: Annotated[
+        str, typer.Option("--strategies", help="Comma-separated strategy names.")
+    ] = "vector,lexical,rrf,ppr",
+    ks: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs for recall@k.")] = "2,5",
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N questions.")] = None,  # noqa: UP045
+    filters: FilterOpt = [],  # noqa: B006
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Recall@k, hit@1/3 and latency of each strategy, side by side in one run. The corpus is ingested once
+    into a store cached under <store>/eval/ (keyed by corpus hash and settings)."""
+    from stratagraph.eval.datasets import DatasetError
+    from stratagraph.eval.retrieval import evaluate, format_table
+    from stratagraph.graph_store.base import StoreUnavailable
+    from stratagraph.retrieval import RetrievalError
+
+    _logging(verbose)
+    names = [s.strip() for s in strategies.split(",") if s.strip()]
+    try:
+        cutoffs = [int(x) for x in ks.split(",") if x.strip()]
+    except ValueError:
+        _fail(f"--k takes comma-separated integers, not {ks!r}", code=2)
+    where = _filters(filters)
+    settings = _settings(store)
+    try:
+        with _progress_bar() as progress:
+            report = evaluate(dataset, names, cutoffs, settings, limit=limit, filters=where, progress=progress)
+    except (DatasetError, RetrievalError) as exc:
+        _fail(str(exc), code=2)
+    except (StoreUnavailable, RuntimeError) as exc:
+        _fail(str(exc))
+    _emit(report, as_json, format_table(report))
 
 
 def run() -> None:  # pragma: no cover - console entry

@@ -90,6 +90,7 @@ class Services:
 
     def close(self) -> None:
         with self._lock:
+            self._open.pop("retrieval", None)  # its caches belong to the stores closed below
             for name in ("extractor", "graph", "vectors"):
                 close = getattr(self._open.pop(name, None), "close", None)
                 if close is not None:

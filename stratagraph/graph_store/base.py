@@ -172,6 +172,11 @@ class GraphStore(ABC):
     ) -> list[Edge]:
         """Edges matching every given filter, sorted by (type, src, dst, key)."""
 
+    def edge_tuples(self, types: Iterable[EdgeType | str]) -> list[tuple[str, str, str, float]]:
+        """``(type, src, dst, weight)`` of every edge of ``types``, sorted: the light form whole-graph
+        algorithms (PPR, message passing) build their matrices from."""
+        return [(e.type.value, e.src, e.dst, e.weight) for e in self.get_edges(types=types)]
+
     @abstractmethod
     def neighbors(
         self,
@@ -183,6 +188,11 @@ class GraphStore(ABC):
 
     @abstractmethod
     def document_ids(self) -> list[str]: ...
+
+    def generation(self) -> int | None:
+        """A number that changes whenever anyone writes to the store (None: the backend cannot tell, so
+        callers must not cache what they read)."""
+        return None
 
     def document_hash(self, doc_id: str) -> str | None:
         """The stored content hash of a document, or None when it is not stored."""

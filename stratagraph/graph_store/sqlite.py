@@ -873,6 +873,11 @@ class SQLiteGraphStore(GraphStore):
         sql += " ORDER BY e.type, e.src, e.dst, e.key"
         return [_edge(row) for row in self._conn().execute(sql, args).fetchall()]
 
+    def edge_tuples(self, types: Iterable[EdgeType | str]) -> list[tuple[str, str, str, float]]:
+        type_list = _type_values(types) or []
+        sql = f"SELECT type, src, dst, weight FROM edges WHERE type IN {_IN} ORDER BY type, src, dst, key"
+        return [(t, s, d, float(w)) for t, s, d, w in self._conn().execute(sql, (json.dumps(type_list),)).fetchall()]
+
     def neighbors(
         self,
         node_id: str,
@@ -898,6 +903,9 @@ class SQLiteGraphStore(GraphStore):
                     out.append(Neighbor.model_construct(node=_node(row[7:]), edge=_edge(row[:7]), direction=side))
         out.sort(key=lambda nb: (nb.edge.type.value, nb.node.id, nb.direction, nb.edge.key))
         return out
+
+    def generation(self) -> int:
+        return int(self._conn().execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
 
     def document_ids(self) -> list[str]:
         rows = self._conn().execute("SELECT id FROM nodes WHERE label = ? ORDER BY id", (NodeLabel.DOCUMENT.value,))
@@ -936,15 +944,17 @@ class SQLiteGraphStore(GraphStore):
         ids = sorted(snap.ids[i] for i in chosen)
         if not ids:
             return Subgraph()
-        sql = f"SELECT {_EDGE_COLS} FROM edges e WHERE e.src IN {_IN} AND e.dst IN {_IN}"
+        # src through its index, dst checked here: "src IN .. AND dst IN .." makes SQLite scan far more rows
+        sql = f"SELECT {_EDGE_COLS} FROM edges e WHERE e.src IN {_IN}"
         param = _ids_param(ids)
-        args: list[str] = [param, param]
+        args: list[str] = [param]
         if type_list is not None:
             sql += f" AND e.type IN {_IN}"
             args.append(json.dumps(type_list))
         with self._read() as conn:
             nodes = [_node(r) for r in conn.execute(f"SELECT {_NODE_COLS} FROM nodes n WHERE n.id IN {_IN}", (param,))]
-            edges = [_edge(r) for r in conn.execute(sql, args).fetchall()]
+            wanted = set(ids)
+            edges = [_edge(r) for r in conn.execute(sql, args).fetchall() if r[2] in wanted]
         nodes.sort(key=lambda n: n.id)
         present = {n.id for n in nodes}
         edges = sorted((e for e in edges if e.src in present and e.dst in present), key=lambda e: e.id)

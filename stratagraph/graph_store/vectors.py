@@ -425,6 +425,16 @@ class VectorStore:
         metas = res.get("metadatas") or [None] * len(res["ids"])
         return {id_: dict(m or {}) for id_, m in zip(res["ids"], metas, strict=True)}
 
+    def get_metadata(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Metadata of the ``ids`` that exist (no vectors read)."""
+        wanted = list(dict.fromkeys(str(i) for i in ids))
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(wanted), self._max_batch):
+            res = self._call(self._col(collection).get, ids=wanted[start : start + self._max_batch], include=["metadatas"])
+            metas = res.get("metadatas") or [None] * len(res["ids"])
+            out.update({id_: dict(m or {}) for id_, m in zip(res["ids"], metas, strict=True)})
+        return out
+
     def get_embeddings(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors of the ids that exist."""
         return {id_: vec for id_, (vec, _meta) in self.snapshot(collection, ids).rows.items()}
@@ -494,6 +504,30 @@ class VectorStore:
             ((1.0 - float(d), id_) for id_, d in zip(ids, distances, strict=True)), key=lambda p: (-p[0], p[1])
         )
         return [ScoredId(id=id_, score=score) for score, id_ in scored[:k]]
+
+    def query_many(
+        self,
+        collection: str,
+        embeddings: Sequence[Sequence[float]] | np.ndarray,
+        k: int = 10,
+        where: Mapping[str, Any] | None = None,
+    ) -> list[list[ScoredId]]:
+        """:meth:`query` for several vectors in one call (one ranking per vector)."""
+        vecs = np.asarray(embeddings, dtype=np.float32)
+        if k <= 0 or len(vecs) == 0:
+            return [[] for _ in range(len(vecs))]
+        res = self._call(
+            self._col(collection).query,
+            query_embeddings=list(vecs),
+            n_results=k + _TIE_MARGIN,
+            where=dict(where) if where else None,
+            include=["distances"],
+        )
+        out = []
+        for ids, distances in zip(res["ids"], res.get("distances") or [[] for _ in res["ids"]], strict=True):
+            scored = sorted(((1.0 - float(d), i) for i, d in zip(ids, distances, strict=True)), key=lambda p: (-p[0], p[1]))
+            out.append([ScoredId(id=i, score=score) for score, i in scored[:k]])
+        return out
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:

@@ -187,6 +187,17 @@ def test_get_edges_filters_and_order(store: GraphStore) -> None:
     assert identities == sorted(identities)
 
 
+def test_edge_tuples_match_get_edges_and_track_generation(store: GraphStore) -> None:
+    load(store)
+    types = [T.NEXT, T.MENTIONS, T.CITES]
+    assert store.edge_tuples(types) == [(x.type.value, x.src, x.dst, x.weight) for x in store.get_edges(types=types)]
+    assert store.edge_tuples([]) == []
+    before = store.generation()
+    store.upsert_nodes([n("zz", L.ENTITY, ["d9"])])
+    if before is not None:
+        assert store.generation() != before
+
+
 def test_upsert_edges_missing_endpoint_raises(store: GraphStore) -> None:
     store.upsert_nodes([n("a", L.ENTITY, ["d"])])
     with pytest.raises(ValueError, match="ghost"):

@@ -1,0 +1,350 @@
+"""What every retriever shares: the context it reads, the evidence it returns, and reciprocal rank fusion.
+
+A retriever is a pure function ``retrieve(ctx, query, k=10, filters=None) -> RetrievalResult`` over the
+stores in a :class:`RetrievalContext`; it never calls an LLM and never writes. Rankings break ties
+deterministically (score descending, then id ascending), so the same store and query give the same list.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from stratagraph.config import Settings
+from stratagraph.graph_store.base import ScoredId
+from stratagraph.schema import NodeLabel
+
+if TYPE_CHECKING:
+    from langchain_core.documents import Document
+    from spacy.language import Language
+
+    from stratagraph.graph_store.base import GraphStore
+    from stratagraph.graph_store.vectors import VectorStore
+    from stratagraph.ingest.citations import TitleIndex
+    from stratagraph.services import Services
+
+#: ``key=value`` metadata filters (document metadata, inherited by chunks), all of which must hold.
+Filters = Mapping[str, Any]
+
+RRF_K = 60  # Cormack et al.; the constant BiG-RAG §4.2 and HybridRAG fuse with
+
+
+class RetrievalError(ValueError):
+    """A retrieval request that cannot be served (unknown strategy, bad parameter, unknown id)."""
+
+
+class Scored(BaseModel):
+    """A ranked id with the ids that put it there (``via``: seed entities, facts, sections...)."""
+
+    id: str
+    score: float
+    via: list[str] = Field(default_factory=list)
+
+
+class Evidence(BaseModel):
+    """One ranked chunk with its provenance: document, source, section path."""
+
+    rank: int
+    score: float
+    chunk_id: str
+    doc_id: str
+    source: str
+    title: str
+    section: str  # the heading path, "Title > 2 Results > 2.1 Recall"
+    section_id: str
+    section_path: list[str] = Field(default_factory=list)
+    text: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    via: list[str] = Field(default_factory=list)
+
+    def citation(self) -> str:
+        """A short human citation: ``[rank] title § section (source)``."""
+        where = self.section_path[-1] if self.section_path else ""
+        sec = f" § {where}" if where and where != self.title else ""
+        return f"[{self.rank}] {self.title}{sec} ({self.source})"
+
+    def to_document(self) -> Document:
+        from langchain_core.documents import Document
+
+        meta = {
+            "chunk_id": self.chunk_id,
+            "doc_id": self.doc_id,
+            "source": self.source,
+            "title": self.title,
+            "section": self.section,
+            "section_id": self.section_id,
+            "section_path": list(self.section_path),
+            "rank": self.rank,
+            "score": self.score,
+            "via": list(self.via),
+            **{f"meta_{k}" if k in _RESERVED else k: v for k, v in self.metadata.items()},
+        }
+        return Document(id=self.chunk_id, page_content=self.text, metadata=meta)
+
+
+_RESERVED = frozenset(
+    {"chunk_id", "doc_id", "source", "title", "section", "section_id", "section_path", "rank", "score", "via"}
+)
+
+
+class RetrievalResult(BaseModel):
+    """Ranked evidence plus what the strategy found on the way (facts, triples, kept sections,
+    communities, subgraphs: ``context``, strategy-specific, JSON-serialisable)."""
+
+    strategy: str
+    query: str
+    k: int
+    evidence: list[Evidence] = Field(default_factory=list)
+    context: dict[str, Any] = Field(default_factory=dict)
+
+    def documents(self) -> list[Document]:
+        return [e.to_document() for e in self.evidence]
+
+
+# ------------------------------------------------------------------------------------------ fusion
+
+
+def rrf(
+    rankings: Sequence[Sequence[str]],
+    k: int = RRF_K,
+    weights: Sequence[float] | None = None,
+    limit: int | None = None,
+) -> list[ScoredId]:
+    """Reciprocal rank fusion (Cormack et al. 2009; BiG-RAG §4.2, HybridRAG §4.4):
+    ``score(d) = sum_i w_i / (k + rank_i(d))`` with 1-based ranks; an id repeated within one list counts at
+    its best rank. Score descending, then id ascending."""
+    if weights is not None and len(weights) != len(rankings):
+        raise ValueError("rrf: one weight per ranking")
+    scores: dict[str, float] = {}
+    for i, ranking in enumerate(rankings):
+        w = 1.0 if weights is None else float(weights[i])
+        seen: set[str] = set()
+        for rank, item in enumerate(ranking, start=1):
+            if item in seen:
+                continue
+            seen.add(item)
+            scores[item] = scores.get(item, 0.0) + w / (k + rank)
+    ranked = sorted(scores.items(), key=lambda p: (-round(p[1], 12), p[0]))
+    if limit is not None:
+        ranked = ranked[:limit]
+    return [ScoredId.model_construct(id=i, score=s) for i, s in ranked]
+
+
+def ranked(scores: Mapping[str, float], limit: int | None = None) -> list[ScoredId]:
+    """``{id: score}`` as a deterministic ranking (score desc, id asc)."""
+    items = sorted(scores.items(), key=lambda p: (-round(p[1], 12), p[0]))
+    if limit is not None:
+        items = items[:limit]
+    return [ScoredId.model_construct(id=i, score=float(s)) for i, s in items]
+
+
+# ------------------------------------------------------------------------------------------ filters
+
+
+def _filter_values(value: Any) -> list[Any]:
+    """A CLI value "2024" also matches metadata stored as the number 2024 (and "true" as True)."""
+    if not isinstance(value, str):
+        return [value]
+    out: list[Any] = [value]
+    low = value.strip().lower()
+    if low in ("true", "false"):
+        out.append(low == "true")
+    try:
+        out.append(int(value))
+    except ValueError:
+        try:
+            out.append(float(value))
+        except ValueError:
+            pass
+    return out
+
+
+def chroma_where(filters: Filters | None) -> dict[str, Any] | None:
+    """Chroma ``where`` clause for metadata filters (every key must match one of its spellings)."""
+    if not filters:
+        return None
+    clauses = []
+    for key, value in sorted(filters.items()):
+        values = _filter_values(value)
+        clauses.append({key: values[0]} if len(values) == 1 else {"$or": [{key: v} for v in values]})
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def metadata_matches(meta: Mapping[str, Any], filters: Filters | None) -> bool:
+    if not filters:
+        return True
+    return all(meta.get(k) in _filter_values(v) for k, v in filters.items())
+
+
+def parse_filters(pairs: Iterable[str]) -> dict[str, str]:
+    """``["year=2024", "company=Acme"]`` -> ``{"year": "2024", "company": "Acme"}``."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise RetrievalError(f"filter {pair!r} is not key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+# ------------------------------------------------------------------------------------------ the context
+
+
+@dataclass(eq=False)
+class RetrievalContext:
+    """The stores a retriever reads, plus per-store caches (query vectors, the title index, document
+    nodes) that are dropped whenever the graph changes."""
+
+    graph: GraphStore
+    vectors: VectorStore
+    settings: Settings = field(default_factory=Settings)
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    _qvec: OrderedDict[str, np.ndarray] = field(default_factory=OrderedDict, repr=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    _cache_gen: int | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_services(cls, svc: Services) -> RetrievalContext:
+        return cls(graph=svc.graph, vectors=svc.vectors, settings=svc.settings)
+
+    # -------------------------------------------------------------- caches
+    def cached(self, name: str, build: Any) -> Any:
+        """``build()`` once per graph generation (always, when the backend cannot tell its generation)."""
+        gen = self.graph.generation()
+        with self._lock:
+            if gen is None:
+                return build()
+            if gen != self._cache_gen:
+                self._cache.clear()
+                self._cache_gen = gen
+            if name not in self._cache:
+                self._cache[name] = build()
+            return self._cache[name]
+
+    def query_vector(self, text: str) -> np.ndarray:
+        """The query's embedding (the last 256 queries are kept)."""
+        with self._lock:
+            vec = self._qvec.get(text)
+            if vec is not None:
+                self._qvec.move_to_end(text)
+                return vec
+        vec = np.asarray(self.vectors.embed_query(text), dtype=np.float32)
+        with self._lock:
+            self._qvec[text] = vec
+            while len(self._qvec) > 256:
+                self._qvec.popitem(last=False)
+        return vec
+
+    def query_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of several short texts, the uncached ones in one model call (rows in order)."""
+        from stratagraph.embeddings import embed_texts
+
+        with self._lock:
+            todo = list(dict.fromkeys(t for t in texts if t not in self._qvec))
+        if todo:
+            fresh = np.asarray(embed_texts(self.vectors.embeddings, todo), dtype=np.float32)
+            with self._lock:
+                for text, vec in zip(todo, fresh, strict=True):
+                    self._qvec[text] = vec
+                while len(self._qvec) > 256:
+                    self._qvec.popitem(last=False)
+        with self._lock:
+            return np.vstack([self._qvec[t] if t in self._qvec else self.query_vector(t) for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+    def nlp(self) -> Language:
+        """The shared spaCy pipeline (loaded once per process)."""
+        from stratagraph.ingest.extractors.spacy_nlp import load_nlp
+
+        return load_nlp()
+
+    def title_index(self) -> TitleIndex:
+        """Normalised titles of every document and section (entity pages, query linking)."""
+
+        def build() -> TitleIndex:
+            from stratagraph.ingest.linking import _title_index
+
+            return _title_index(
+                self.graph.nodes_by_label(NodeLabel.DOCUMENT), self.graph.nodes_by_label(NodeLabel.SECTION)
+            )
+
+        return self.cached("title_index", build)
+
+    # -------------------------------------------------------------- filters
+    def allowed_docs(self, filters: Filters | None) -> set[str] | None:
+        """Ids of the documents whose metadata matches ``filters`` (None: no filter)."""
+        if not filters:
+            return None
+        key = "allowed:" + repr(sorted(filters.items()))
+        return self.cached(
+            key,
+            lambda: {
+                d.id
+                for d in self.graph.nodes_by_label(NodeLabel.DOCUMENT)
+                if metadata_matches(d.props.get("metadata") or {}, filters)
+            },
+        )
+
+    # -------------------------------------------------------------- evidence
+    def chunk_scores(self, query: str, k: int, filters: Filters | None = None) -> list[ScoredId]:
+        """Dense chunk ranking (cosine of the query and chunk vectors), metadata-filtered."""
+        if k <= 0:
+            return []
+        return self.vectors.query("chunks", embedding=self.query_vector(query), k=k, where=chroma_where(filters))
+
+    @staticmethod
+    def _evidence(node: Any, doc: Any, doc_id: str, item: ScoredId | Scored, rank: int) -> Evidence:
+        dprops = doc.props if doc is not None else {}
+        title = str(dprops.get("title") or doc_id)
+        path = [str(p) for p in node.props.get("heading_path") or []]
+        return Evidence(
+            rank=rank,
+            score=float(item.score),
+            chunk_id=node.id,
+            doc_id=doc_id,
+            source=str(dprops.get("source") or doc_id),
+            title=title,
+            section=" > ".join([title, *[p for p in path if p != title]]),
+            section_id=str(node.props.get("section_id") or ""),
+            section_path=path,
+            text=str(node.props.get("text") or ""),
+            metadata=dict(node.props.get("metadata") or {}),
+            via=list(getattr(item, "via", []) or []),
+        )
+
+    def evidence(
+        self,
+        items: Sequence[ScoredId | Scored],
+        k: int | None = None,
+        filters: Filters | None = None,
+    ) -> list[Evidence]:
+        """Chunk ids (best first) as :class:`Evidence` with provenance; ids that are not stored chunks, or
+        whose document fails ``filters``, are skipped; at most ``k``."""
+        allowed = self.allowed_docs(filters)
+        order = list(dict.fromkeys(i.id for i in items))  # a repeated id is listed once, at its best place
+        best = {}
+        for item in items:
+            best.setdefault(item.id, item)
+        out: list[Evidence] = []
+        window = max(2 * (k or 10), 16)
+        for start in range(0, len(order), window):  # read nodes a window at a time: k rarely needs them all
+            part = order[start : start + window]
+            nodes = {n.id: n for n in self.graph.get_nodes(part) if n.label == NodeLabel.CHUNK}
+            doc_ids = sorted({str(n.props.get("doc_id") or (n.doc_ids[0] if n.doc_ids else "")) for n in nodes.values()})
+            docs = {d.id: d for d in self.graph.get_nodes(doc_ids)}
+            for cid in part:
+                node = nodes.get(cid)
+                if node is None:
+                    continue
+                doc_id = str(node.props.get("doc_id") or (node.doc_ids[0] if node.doc_ids else ""))
+                if allowed is not None and doc_id not in allowed:
+                    continue
+                out.append(self._evidence(node, docs.get(doc_id), doc_id, best[cid], len(out) + 1))
+                if k is not None and len(out) >= k:
+                    return out
+        return out

@@ -1,0 +1,463 @@
+"""Query decomposition for complex questions: BiG-RAG §4.3.3, Algorithm 5, with spaCy instead of an LLM.
+
+Algorithm 5 takes the subordinate clauses of the dependency parse (``relcl``, ``acl``, ``ccomp``), turns each
+into a sub-question answered into a variable ``var_i`` (innermost first, each depending on the previous one),
+and ends with the original question where every clause is replaced by its variable ("final_answer"):
+
+    "Who is the spouse of the director of the film that won Best Picture in 2019?"
+    1. "Which film won Best Picture in 2019?"            -> var1
+    2. "What is the director of {var1}?"                 -> var2  (depends on var1)
+    3. "Who is the spouse of {var2}?"                    -> final_answer (depends on var2)
+
+The unit this module works with is a *reference*: a common noun that names something through its relation to
+something else, the paper's "subordinate clauses, possessives, nested references" (§4.3.1 COMPLEX):
+
+* relative: the noun carries a relative clause opened by a relative word (``relcl``: "the film that won X",
+  "the city where X was born") or a participle clause with a complement (``acl``: "the film directed by X")
+  -> "Which film won X?";
+* possessive: a non-pronoun possessor (``poss``: "Lothair II's mother") -> "What is the mother of Lothair II?";
+* of: an "of" prepositional object (``prep`` + ``pobj``: "the director of film X", not the indefinite "a member
+  of X") -> "What is the director of film X?". A bare noun that is itself the "of" object of a reference
+  ("date of *death* of ...", "place of *birth* of ...") is part of its parent's relation name, not a hop.
+
+A reference is the *focus* (the thing asked for, so no sub-question of its own) when it carries a wh-determiner
+("*which film* ..."), is the subject/attribute of a copula with a wh-pronoun ("Who is *the spouse of* ...") or
+with a wh-adverb in a question with no other verb ("Where was *the place of death of* X?"), or is the root.
+Every other reference is resolved first: sub-questions are emitted deepest first (ties by position), each
+depending on the variables of the references directly inside it (Algorithm 5 line 14 for a chain; a tree in
+general); the final question depends on the outermost ones.
+
+A ``ccomp`` clause (Algorithm 5 line 2) names no referent, so it is not split off; references inside it are.
+Beyond Algorithm 5 (which only splits subordinate clauses), coordinated names ("Are X and Y both directors?",
+"Which film came out first, X or Y?") are split into one independent sub-question per conjunct, and the final
+question depends on all of them. A question with neither decomposes to itself.
+
+Spans of references are extended to the right over a following run of capitalised words so that a title the
+small parser splits up ("the director of film The Falcon born") stays whole.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc, Token
+
+FINAL = "final_answer"
+VAR_PATTERN = re.compile(r"\{(var\d+)\}")
+
+#: children whose subtree belongs to a reference's noun phrase (a "prep" child only when it is "of")
+_SPAN_DEPS = frozenset({"det", "predet", "amod", "compound", "nummod", "poss", "nmod", "appos", "quantmod", "case"})
+_RELATIVE_MARKERS = frozenset({"WDT", "WP", "WP$"})
+_WH_PRONOUNS = frozenset({"who", "what", "whom", "which"})
+_NOMINAL = frozenset({"NOUN", "PROPN", "NUM", "X"})
+_TITLE_LINKS = frozenset(
+    {"of", "the", "a", "an", "de", "la", "le", "du", "des", "von", "van", "der", "del", "y", "&", "-"}
+)
+_INDEFINITE = frozenset({"a", "an", "any", "some", "another"})
+_COORD_WORDS = frozenset({"and", "or"})
+_DISTRIBUTIVE = frozenset({"both", "either", "neither"})
+_NUMERIC_ENTS = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL"})
+
+RefKind = Literal["relative", "possessive", "of"]
+
+
+class SubQuery(BaseModel):
+    """One step of a decomposition: a question (with ``{varN}`` placeholders for earlier answers), the
+    variable its answer binds (``final_answer`` for the last) and the variables it needs first."""
+
+    text: str
+    target: str = FINAL
+    depends_on: list[str] = Field(default_factory=list)
+    kind: Literal["relative", "possessive", "of", "conjunct", "final"] = "final"
+
+    def variables(self) -> list[str]:
+        return list(dict.fromkeys(VAR_PATTERN.findall(self.text)))
+
+    def render(self, bindings: Mapping[str, str] | None = None) -> str:
+        """The text with each placeholder replaced by its binding (or dropped when unbound)."""
+        bindings = bindings or {}
+        text = VAR_PATTERN.sub(lambda m: bindings.get(m.group(1), ""), self.text)
+        text = re.sub(r"\s+([?,.!])", r"\1", re.sub(r"\s{2,}", " ", text))
+        return text.strip()
+
+
+# ------------------------------------------------------------------------------------------ parsing
+
+
+_PARSE_CACHE: OrderedDict[tuple[int, str], Doc] = OrderedDict()
+_PARSE_LOCK = threading.Lock()
+_PARSE_CACHE_SIZE = 256
+
+
+def nlp_of(source: Any) -> Language:
+    """A spaCy pipeline from a :class:`RetrievalContext` (its shared ``nlp()``) or a pipeline itself."""
+    nlp = getattr(source, "nlp", None)
+    if callable(nlp) and not hasattr(source, "pipe_names"):
+        return nlp()
+    return source
+
+
+def parse(source: Any, text: str) -> Doc:
+    """The parse of ``text`` (the last 256 are kept: classification, decomposition and retrieval of one
+    question share one parse)."""
+    nlp = nlp_of(source)
+    key = (id(nlp), text)
+    with _PARSE_LOCK:
+        doc = _PARSE_CACHE.get(key)
+        if doc is not None:
+            _PARSE_CACHE.move_to_end(key)
+            return doc
+    doc = nlp(text)
+    with _PARSE_LOCK:
+        _PARSE_CACHE[key] = doc
+        while len(_PARSE_CACHE) > _PARSE_CACHE_SIZE:
+            _PARSE_CACHE.popitem(last=False)
+    return doc
+
+
+# ------------------------------------------------------------------------------------------ references
+
+
+@dataclass
+class Reference:
+    """A noun phrase naming something through a relation (see the module docstring); tokens [start, end)."""
+
+    head: Token
+    kind: RefKind
+    start: int
+    end: int
+    focus: bool
+    argument: Token | None = None  # the possessor, the "of" object or the clause verb
+    parent: Reference | None = field(default=None, repr=False)
+
+    def contains(self, other: Reference) -> bool:
+        return other is not self and self.start <= other.start and other.end <= self.end
+
+    @property
+    def depth(self) -> int:
+        d, node = 0, self.parent
+        while node is not None:
+            d, node = d + 1, node.parent
+        return d
+
+
+def _of_object(tok: Token) -> Token | None:
+    for child in tok.children:
+        if child.dep_ == "prep" and child.lower_ == "of":
+            for grand in child.children:
+                if grand.dep_ == "pobj" and grand.pos_ in _NOMINAL:
+                    return grand
+    return None
+
+
+def _possessor(tok: Token) -> Token | None:
+    for child in tok.children:
+        if child.dep_ == "poss" and child.pos_ in ("PROPN", "NOUN") and child.lower_ != "whose":
+            return child
+    return None
+
+
+def _is_relative_marker(tok: Token) -> bool:
+    """who/which/whose/that, or where/when opening a relative clause ("the city where X was born")."""
+    return (
+        tok.tag_ in _RELATIVE_MARKERS or tok.lower_ == "that" or (tok.tag_ == "WRB" and tok.lower_ in ("where", "when"))
+    )
+
+
+def _marked_clause(tok: Token) -> Token | None:
+    """A relative clause introduced by a relative pronoun after the noun, or a participle clause (acl)."""
+    for child in tok.children:
+        if child.i < tok.i:
+            continue
+        if child.dep_ == "relcl" and any(_is_relative_marker(t) and tok.i < t.i < child.i for t in child.subtree):
+            return child
+        if child.dep_ == "acl" and child.tag_ in ("VBN", "VBG") and any(True for _ in child.children):
+            return child
+    return None
+
+
+def _is_bare(tok: Token) -> bool:
+    return not any(c.dep_ in ("det", "poss", "nummod", "predet") for c in tok.children)
+
+
+def _is_merged(tok: Token) -> bool:
+    """A bare noun that is the "of" object of another noun names part of that noun's relation
+    ("date of death of X": the relation is "date of death")."""
+    head = tok.head
+    return (
+        tok.dep_ == "pobj"
+        and head.lower_ == "of"
+        and head.head.pos_ == "NOUN"
+        and _is_bare(tok)
+        and _possessor(tok) is None
+        and _marked_clause(tok) is None
+    )
+
+
+def _is_focus(tok: Token) -> bool:
+    if tok.dep_ == "ROOT":
+        return True
+    if any(c.dep_ == "det" and c.tag_ in ("WDT", "WP") for c in tok.children):
+        return True
+    copula = tok.head
+    if tok.dep_ not in ("nsubj", "nsubjpass", "attr") or copula.lemma_ != "be":
+        return False
+    wh = [c for c in copula.children if c.i != tok.i and c.tag_ in ("WP", "WRB")]
+    if any(c.tag_ == "WP" and c.lower_ in _WH_PRONOUNS for c in wh):
+        return True  # "Who is the spouse of X?", "What is the capital of France?"
+    # "Where was the place of death of X?": a wh-adverb asks for the reference itself only when no other
+    # verb could carry the question ("Where was the director of X born?")
+    return bool(wh) and not any(t.pos_ == "VERB" for t in tok.doc)
+
+
+def _title_run_end(doc: Doc, end: int) -> int:
+    """Extend a span ending before ``end`` over a following run of capitalised words (and the small words
+    inside titles), so "film The Falcon" stays whole when the parser attaches "The Falcon" elsewhere."""
+    i, last, open_paren = end, end, False
+    while i < len(doc):
+        t = doc[i]
+        if t.text[:1].isupper() or t.text[:1].isdigit():
+            last = i + 1
+        elif t.text == "(":
+            open_paren = True
+        elif t.text == ")" and open_paren:
+            open_paren, last = False, i + 1
+        elif t.lower_ not in _TITLE_LINKS:
+            break
+        i += 1
+    return last
+
+
+def _span(doc: Doc, head: Token, clause: Token | None) -> tuple[int, int]:
+    toks = [head.i]
+    for child in head.children:
+        if (
+            child.dep_ in _SPAN_DEPS
+            or (child.dep_ == "prep" and child.lower_ == "of")
+            or (clause is not None and child.i == clause.i)
+        ):
+            toks.extend(t.i for t in child.subtree)
+    start, end = min(toks), max(toks) + 1
+    return start, _title_run_end(doc, end)
+
+
+def find_references(doc: Doc) -> list[Reference]:
+    """Every reference of the question (module docstring), with its parent (the nearest reference whose
+    span contains it), in text order."""
+    refs: list[Reference] = []
+    for tok in doc:
+        if tok.pos_ != "NOUN" or _is_merged(tok):
+            continue
+        clause, poss, obj = _marked_clause(tok), _possessor(tok), _of_object(tok)
+        if clause is not None:
+            kind: RefKind = "relative"
+            arg = clause
+        elif poss is not None:
+            kind, arg = "possessive", poss
+        elif obj is not None and not any(c.dep_ == "det" and c.lower_ in _INDEFINITE for c in tok.children):
+            kind, arg = "of", obj  # "the director of X", not "a member of X"
+        else:
+            continue
+        start, end = _span(doc, tok, clause)
+        refs.append(Reference(head=tok, kind=kind, start=start, end=end, focus=_is_focus(tok), argument=arg))
+    for ref in refs:
+        holders = [r for r in refs if r.contains(ref)]
+        ref.parent = min(holders, key=lambda r: (r.end - r.start, r.start)) if holders else None
+    return refs
+
+
+def resolvable(refs: Sequence[Reference]) -> list[Reference]:
+    """The references that get a sub-question: all but the focus, deepest first, then by position."""
+    return sorted((r for r in refs if not r.focus), key=lambda r: (-r.depth, r.start))
+
+
+# ------------------------------------------------------------------------------------------ coordination
+
+
+@dataclass
+class Coordination:
+    """Two coordinated names "A and B" / "A or B": token spans of each conjunct."""
+
+    left: tuple[int, int]
+    right: tuple[int, int]
+    word: str
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return self.left[0], self.right[1]
+
+
+def _candidates(doc: Doc, refs: Sequence[Reference]) -> list[tuple[int, int]]:
+    spans = {(e.start, e.end) for e in doc.ents if e.label_ not in _NUMERIC_ENTS}
+    for chunk in doc.noun_chunks:
+        start = chunk.start
+        while start < chunk.end and doc[start].lower_ in _DISTRIBUTIVE:
+            start += 1
+        if start < chunk.end:
+            spans.add((start, chunk.end))
+    spans.update((r.start, r.end) for r in refs)
+    # runs of capitalised words ("Aas Ka Panchhi")
+    i = 0
+    while i < len(doc):
+        if doc[i].text[:1].isupper() and doc[i].i > 0:
+            end = _title_run_end(doc, i)
+            if end > i:
+                spans.add((i, end))
+                i = end
+                continue
+        i += 1
+    return sorted(spans)
+
+
+def _nameish(doc: Doc, span: tuple[int, int], refs: Sequence[Reference]) -> bool:
+    if any((r.start, r.end) == span and not r.focus for r in refs):
+        return True
+    return any(doc[i].pos_ == "PROPN" or doc[i].ent_type_ not in ("", *_NUMERIC_ENTS) for i in range(*span))
+
+
+def find_coordinations(doc: Doc, refs: Sequence[Reference] = ()) -> list[Coordination]:
+    """Coordinated names: an "and"/"or" between a name-like span ending just before it (a comma may sit in
+    between) and one starting just after it."""
+    cands = _candidates(doc, refs)
+    out: list[Coordination] = []
+    for tok in doc:
+        if tok.lower_ not in _COORD_WORDS or tok.i == 0:
+            continue
+        left_end = tok.i - 1 if doc[tok.i - 1].text == "," else tok.i
+        lefts = [s for s in cands if s[1] == left_end]
+        rights = [s for s in cands if s[0] == tok.i + 1]
+        if not lefts or not rights:
+            continue
+        left = min(lefts, key=lambda s: (s[0], -s[1]))
+        right = max(rights, key=lambda s: (s[1], -s[0]))
+        if _nameish(doc, left, refs) and _nameish(doc, right, refs):
+            out.append(Coordination(left=left, right=right, word=tok.lower_))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ rendering
+
+
+def _render(doc: Doc, start: int, end: int, subs: Mapping[int, tuple[int, str]], drop: set[int] | None = None) -> str:
+    """Tokens [start, end) as text; ``subs`` maps a token index to (end, replacement) for replaced spans."""
+    drop = drop or set()
+    parts: list[str] = []
+    i = start
+    while i < end:
+        if i in subs:
+            stop, text = subs[i]
+            last = doc[min(stop, end) - 1]
+            parts.append(text + last.whitespace_)
+            i = stop
+            continue
+        if i not in drop:
+            parts.append(doc[i].text_with_ws)
+        i += 1
+    return re.sub(r"\s+([?,.!])", r"\1", re.sub(r"\s{2,}", " ", "".join(parts))).strip()
+
+
+def _question(text: str) -> str:
+    text = text.strip().rstrip("?.! ").strip()
+    return text[:1].upper() + text[1:] + "?" if text else text
+
+
+def _ref_question(doc: Doc, ref: Reference, subs: Mapping[int, tuple[int, str]]) -> str:
+    if ref.kind == "relative":
+        drop = {t.i for t in doc[ref.start : ref.head.i] if t.dep_ in ("det", "predet")}
+        clause = ref.argument
+        if clause is not None:
+            drop.update(
+                c.i
+                for c in clause.children
+                if c.dep_ in ("nsubj", "nsubjpass") and (c.tag_ in _RELATIVE_MARKERS or c.lower_ == "that")
+            )
+        return _question("Which " + _render(doc, ref.start, ref.end, subs, drop))
+    if ref.kind == "possessive" and ref.argument is not None:
+        owner = ref.argument
+        o_start, o_end = min(t.i for t in owner.subtree), max(t.i for t in owner.subtree) + 1
+        case = {t.i for t in owner.subtree if t.dep_ == "case"}
+        owner_text = _render(doc, o_start, o_end, subs, case)
+        rest = _render(doc, o_end, ref.end, subs, {t.i for t in doc[o_end : ref.end] if t.dep_ == "case"})
+        return _question(f"What is the {rest} of {owner_text}")
+    return _question("What is " + _render(doc, ref.start, ref.end, subs))
+
+
+def _subs_for(refs: Sequence[Reference], names: Mapping[int, str]) -> dict[int, tuple[int, str]]:
+    return {r.start: (r.end, "{" + names[id(r)] + "}") for r in refs}
+
+
+def _direct_children(ref: Reference | None, chosen: Sequence[Reference]) -> list[Reference]:
+    """The chosen references inside ``ref`` (the whole question when None) with no chosen one in between."""
+    inside = [r for r in chosen if ref is None or ref.contains(r)]
+    return [r for r in inside if not any(o.contains(r) for o in inside if o is not r)]
+
+
+def decompose(ctx_or_nlp: Any, query: str) -> list[SubQuery]:
+    """Algorithm 5: sub-questions in dependency order, the last one answering the question (``final_answer``).
+    A question without references to resolve or coordinated names comes back as itself."""
+    text = query.strip()
+    if not text:
+        return [SubQuery(text=query)]
+    doc = parse(ctx_or_nlp, text)
+    refs = find_references(doc)
+    chosen = resolvable(refs)
+    names = {id(r): f"var{i}" for i, r in enumerate(chosen, start=1)}
+    out: list[SubQuery] = []
+    for ref in chosen:
+        inner = _direct_children(ref, chosen)
+        out.append(
+            SubQuery(
+                text=_ref_question(doc, ref, _subs_for(inner, names)),
+                target=names[id(ref)],
+                depends_on=[names[id(r)] for r in inner],
+                kind=ref.kind,
+            )
+        )
+    top = _direct_children(None, chosen)
+    top_subs = _subs_for(top, names)
+    final_deps = [names[id(r)] for r in top]
+    coord = next((c for c in find_coordinations(doc, refs) if not _crosses(c, chosen)), None)
+    if coord is not None:
+        conjuncts = _split(doc, coord, top_subs, first_var=len(chosen) + 1)
+        covered = {v for sq in conjuncts for v in sq.depends_on}
+        out.extend(conjuncts)
+        final_deps = [sq.target for sq in conjuncts] + [d for d in final_deps if d not in covered]
+    out.append(SubQuery(text=_render(doc, 0, len(doc), top_subs), target=FINAL, depends_on=final_deps, kind="final"))
+    return out
+
+
+def _crosses(coord: Coordination, chosen: Sequence[Reference]) -> bool:
+    """A coordination inside (or across) a resolved reference belongs to that reference's sub-question."""
+    return any(
+        r.start < coord.span[1] and coord.span[0] < r.end and (r.start, r.end) not in (coord.left, coord.right)
+        for r in chosen
+    )
+
+
+def _split(doc: Doc, coord: Coordination, subs: Mapping[int, tuple[int, str]], first_var: int) -> list[SubQuery]:
+    """One sub-question per conjunct: the question with the coordination replaced by that conjunct alone
+    (and "both"/"either"/"neither" dropped)."""
+    distributive = {t.i for t in doc if t.lower_ in _DISTRIBUTIVE}
+    outside = {k: v for k, v in subs.items() if not (coord.span[0] <= k < coord.span[1])}
+    out = []
+    for n, (start, end) in enumerate((coord.left, coord.right)):
+        part = _render(doc, start, end, subs)
+        text = _render(doc, 0, len(doc), {**outside, coord.span[0]: (coord.span[1], part)}, distributive)
+        out.append(
+            SubQuery(
+                text=text,
+                target=f"var{first_var + n}",
+                depends_on=list(dict.fromkeys(VAR_PATTERN.findall(text))),
+                kind="conjunct",
+            )
+        )
+    return out

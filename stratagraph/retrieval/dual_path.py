@@ -1,0 +1,408 @@
+"""``dual_path``: BiG-RAG's dual-path retrieval over the entity/fact bipartite graph (BiG-RAG §4.2).
+
+The paper's three steps, each a pure function here:
+
+* **Entity path** (§4.2.1). The query entities ``V_q`` are the question's linked entities
+  (:func:`~stratagraph.retrieval.query_linking.link_query`: exact name/alias n-grams score 1, spaCy mentions
+  are embedded and matched to the ``entities`` collection, top-``k_E`` per mention: each mention is
+  matched on its own rather than through one aggregated ``phi(V_q)``, so two entities in one question do
+  not blur into a vector near neither). Each retrieved entity weighs ``w(e) = sim(mention, e) * e.conf``
+  (``conf`` = 1 when the entity carries no confidence).
+  ``F_E`` is every fact joined to a retrieved entity by an ``IN_FACT`` edge. The paper leaves the order of
+  ``F_E`` open; here a fact scores one random-walk step from the retrieved entities over the bipartite
+  edges, ``score_E(r) = r.conf * sum_{e in R_E, (e, r) in E_B} w(e) / deg(e)`` (``deg(e)``: e's facts):
+  a fact that joins several query entities outranks one that names a single one, a hub entity (a
+  nationality named in hundreds of facts) spreads its weight thin instead of flooding the list, and the
+  fact's own extraction confidence scales it as in the relation path.
+* **Relation path** (§4.2.2). ``R_R(q) = Top-k_R [sim(phi(q), phi(r)) * r.conf]`` over the ``facts``
+  collection; the nearest ``k_R * RELATION_POOL`` facts by cosine are re-weighted by confidence and the
+  best ``k_R`` kept (confidence can only lower a score, so a fact outside that pool could only win with a
+  far higher confidence than its neighbours).
+* **Fusion** (§4.2.3, eq. RRF). ``Score(r) = 1 / (rank_E(r) + 60) + 1 / (rank_R(r) + 60)`` (a missing rank
+  contributes nothing), top ``k`` facts.
+
+Passage ranking (ours: the paper feeds the fused facts to the generator; a retriever must rank chunks).
+Each fused fact points at its source chunks (``SUPPORTED_BY``); a chunk scores the **sum** of the fused
+scores of the facts it supports (several fused facts in one passage are several votes for it). That
+fact-derived chunk list is fused by RRF (k = 60) with the dense chunk list, so a passage that yielded no
+fact (or none that ranked) stays reachable, and a passage both lists agree on rises.
+
+The entity/fact adjacency, fact confidences and ``SUPPORTED_BY`` links are read once per graph generation
+into a :class:`BipartiteIndex` (``ctx.cached``), so neither path reads a hub entity's facts per question.
+
+Defaults: ``k_E = 10``, ``k_R = 10``, fused ``k = 10`` (at least the requested number of passages), all from
+§4.2.3's "Default Parameters"; the entity similarity floor 0.75 is query linking's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from stratagraph.graph_store.base import ScoredId
+from stratagraph.retrieval.base import (
+    RRF_K,
+    Filters,
+    RetrievalContext,
+    RetrievalResult,
+    Scored,
+    chroma_where,
+    ranked,
+    rrf,
+)
+from stratagraph.retrieval.query_linking import LinkedEntity, link_query
+from stratagraph.schema import EdgeType, Node, NodeLabel
+
+NAME = "dual_path"
+RELATION_POOL = 3  # the relation path reads k_R * RELATION_POOL nearest facts before weighting by confidence
+
+
+class DualPathParams(BaseModel):
+    """One configuration for every corpus (BiG-RAG §4.2.3 defaults)."""
+
+    k_entities: int = Field(10, ge=1)  # k_E: similar entities per query entity
+    k_relations: int = Field(10, ge=1)  # k_R: facts retrieved by the relation path
+    k_facts: int = Field(10, ge=1)  # k: fused facts kept (raised to the number of passages asked for)
+    entity_min_sim: float = 0.75  # cosine floor for a mention's similar entities (query linking's)
+    dense_depth: int = Field(50, ge=1)  # dense chunk list fused into the passage ranking
+    rrf_k: int = Field(RRF_K, ge=1)
+
+
+DEFAULTS = DualPathParams()
+
+
+class EntityHit(BaseModel):
+    """A retrieved entity of ``R_E(q)`` with its weight ``sim * conf``."""
+
+    entity_id: str
+    name: str
+    weight: float
+    similarity: float
+    confidence: float = 1.0
+    mention: str = ""
+    how: str = ""
+
+
+class FactHit(BaseModel):
+    """A fact (relation node) ranked by one path or by their fusion."""
+
+    id: str
+    score: float
+    description: str = ""
+    confidence: float = 1.0
+    via: list[str] = Field(default_factory=list)  # entity path: the retrieved entities that reached it
+
+
+class FactPaths(BaseModel):
+    """Both paths and their fusion, best first."""
+
+    entities: list[EntityHit] = Field(default_factory=list)
+    entity_facts: list[FactHit] = Field(default_factory=list)  # F_E ranked by score_E
+    relation_facts: list[FactHit] = Field(default_factory=list)  # R_R(q)
+    fused: list[ScoredId] = Field(default_factory=list)  # R(q)
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+def _confidence(node: Node | None) -> float:
+    """A node's extraction confidence in [0, 1]; 1 when it has none (or an unreadable one)."""
+    if node is None:
+        return 1.0
+    value = node.props.get("confidence")
+    try:
+        conf = float(value) if value is not None else 1.0
+    except (TypeError, ValueError):
+        return 1.0
+    return min(max(conf, 0.0), 1.0)
+
+
+def _allowed(node_or_doc_ids: Iterable[str], allowed: set[str] | None) -> bool:
+    return allowed is None or any(d in allowed for d in node_or_doc_ids)
+
+
+def _by_score(hits: Iterable[FactHit]) -> list[FactHit]:
+    return sorted(hits, key=lambda h: (-round(h.score, 12), h.id))
+
+
+# ------------------------------------------------------------------------------------------ the bipartite index
+
+
+@dataclass
+class BipartiteIndex:
+    """The entity/fact bipartite graph ``E_B`` in memory: each entity's facts and each fact's entities
+    (``IN_FACT``), source chunks (``SUPPORTED_BY``), confidence, documents and description. Read once per
+    graph generation (three bulk reads), so a hub entity with a thousand facts costs a dict lookup instead
+    of a thousand-node read per question."""
+
+    facts_of: dict[str, tuple[str, ...]] = field(default_factory=dict)  # entity id -> fact ids
+    entities_of: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fact id -> entity ids
+    chunks_of: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fact id -> chunk ids
+    confidence: dict[str, float] = field(default_factory=dict)  # fact id -> conf in [0, 1]
+    docs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fact id -> doc ids
+    description: dict[str, str] = field(default_factory=dict)  # fact id -> description
+
+
+def bipartite_index(ctx: RetrievalContext) -> BipartiteIndex:
+    """The cached :class:`BipartiteIndex` of ``ctx``'s graph (rebuilt when the graph changes)."""
+
+    def build() -> BipartiteIndex:
+        index = BipartiteIndex()
+        for node in ctx.graph.nodes_by_label(NodeLabel.FACT):
+            index.confidence[node.id] = _confidence(node)
+            index.docs[node.id] = tuple(node.doc_ids)
+            index.description[node.id] = str(node.props.get("description") or "")
+        facts_of: dict[str, set[str]] = {}
+        entities_of: dict[str, set[str]] = {}
+        for edge in ctx.graph.get_edges(types=[EdgeType.IN_FACT]):
+            if edge.dst in index.confidence:
+                facts_of.setdefault(edge.src, set()).add(edge.dst)
+                entities_of.setdefault(edge.dst, set()).add(edge.src)
+        chunks_of: dict[str, set[str]] = {}
+        for edge in ctx.graph.get_edges(types=[EdgeType.SUPPORTED_BY]):
+            chunks_of.setdefault(edge.src, set()).add(edge.dst)
+        index.facts_of = {e: tuple(sorted(fs)) for e, fs in facts_of.items()}
+        index.entities_of = {f: tuple(sorted(es)) for f, es in entities_of.items()}
+        index.chunks_of = {f: tuple(sorted(cs)) for f, cs in chunks_of.items()}
+        return index
+
+    return ctx.cached("dual_path:bipartite_index", build)
+
+
+# ------------------------------------------------------------------------------------------ entity path
+
+
+def link_entities(
+    ctx: RetrievalContext, query: str, params: DualPathParams = DEFAULTS
+) -> list[LinkedEntity]:
+    """``V_q`` linked to the graph: exact name/alias matches and each spaCy mention's top-``k_E`` similar
+    entities at cosine >= ``entity_min_sim`` (BiG-RAG §4.2.1 steps 1-2, the LLM extraction replaced by
+    query linking)."""
+    return link_query(ctx, query, top_k=params.k_entities, min_score=params.entity_min_sim).entities
+
+
+def entity_path(
+    ctx: RetrievalContext,
+    linked: Sequence[LinkedEntity],
+    allowed: set[str] | None = None,
+) -> tuple[list[EntityHit], list[FactHit]]:
+    """``R_E(q)`` weighted ``sim * e.conf`` and ``F_E`` ranked by ``score_E(r) = r.conf * sum w(e)/deg(e)``
+    over the retrieved entities joined to ``r`` (BiG-RAG §4.2.1 steps 2-3; see the module docstring).
+    Entities and facts of documents outside ``allowed`` are left out (None: no filter)."""
+    if not linked:
+        return [], []
+    index = bipartite_index(ctx)
+    nodes = {n.id: n for n in ctx.graph.get_nodes([e.entity_id for e in linked])}
+    entities: list[EntityHit] = []
+    for link in linked:
+        node = nodes.get(link.entity_id)
+        if node is None or node.label != NodeLabel.ENTITY or not _allowed(node.doc_ids, allowed):
+            continue
+        conf = _confidence(node)
+        entities.append(
+            EntityHit(
+                entity_id=link.entity_id,
+                name=str(node.props.get("name") or link.name),
+                weight=link.score * conf,
+                similarity=link.score,
+                confidence=conf,
+                mention=link.mention,
+                how=link.how,
+            )
+        )
+    entities.sort(key=lambda e: (-round(e.weight, 12), e.entity_id))
+    sums: dict[str, float] = {}
+    via: dict[str, list[str]] = {}
+    for entity in entities:
+        # the entity's facts in allowed documents: its bipartite edges in the (filtered) graph
+        fact_ids = [f for f in index.facts_of.get(entity.entity_id, ()) if _allowed(index.docs[f], allowed)]
+        for fact_id in fact_ids:
+            # one random-walk step: w(e) spread evenly over e's facts
+            sums[fact_id] = sums.get(fact_id, 0.0) + entity.weight / len(fact_ids)
+            via.setdefault(fact_id, []).append(entity.entity_id)
+    facts = [
+        FactHit(
+            id=fid,
+            score=index.confidence[fid] * total,
+            description=index.description[fid],
+            confidence=index.confidence[fid],
+            via=via[fid],
+        )
+        for fid, total in sums.items()
+    ]
+    return entities, _by_score(facts)
+
+
+# ------------------------------------------------------------------------------------------ relation path
+
+
+def relation_path(
+    ctx: RetrievalContext,
+    query: str,
+    k_relations: int = DEFAULTS.k_relations,
+    filters: Filters | None = None,
+) -> list[FactHit]:
+    """``R_R(q) = Top-k_R [sim(phi(q), phi(r)) * r.conf]`` over the ``facts`` collection, metadata-filtered
+    (BiG-RAG §4.2.2)."""
+    if k_relations <= 0:
+        return []
+    hits = ctx.vectors.query(
+        "facts", embedding=ctx.query_vector(query), k=k_relations * RELATION_POOL, where=chroma_where(filters)
+    )
+    allowed = ctx.allowed_docs(filters)
+    index = bipartite_index(ctx)
+    out: list[FactHit] = []
+    for hit in hits:
+        if hit.id not in index.confidence or not _allowed(index.docs[hit.id], allowed):
+            continue  # a stale vector row, or a fact shared with a filtered-out document only
+        conf = index.confidence[hit.id]
+        out.append(FactHit(id=hit.id, score=hit.score * conf, description=index.description[hit.id], confidence=conf))
+    return _by_score(out)[:k_relations]
+
+
+# ------------------------------------------------------------------------------------------ fusion
+
+
+def fuse_facts(
+    entity_ranking: Sequence[str],
+    relation_ranking: Sequence[str],
+    k: int = RRF_K,
+    limit: int | None = None,
+) -> list[ScoredId]:
+    """BiG-RAG §4.2.3: ``Score(r) = 1/(rank_E(r) + k) + 1/(rank_R(r) + k)`` with 1-based ranks (an absent
+    rank adds nothing), best ``limit`` facts, ties by id."""
+    return rrf([list(entity_ranking), list(relation_ranking)], k=k, limit=limit)
+
+
+def fact_paths(
+    ctx: RetrievalContext,
+    query: str,
+    params: DualPathParams = DEFAULTS,
+    filters: Filters | None = None,
+    limit: int | None = None,
+) -> FactPaths:
+    """Both paths and their fused top ``limit`` facts (default ``params.k_facts``)."""
+    allowed = ctx.allowed_docs(filters)
+    entities, entity_facts = entity_path(ctx, link_entities(ctx, query, params), allowed)
+    relation_facts = relation_path(ctx, query, params.k_relations, filters)
+    fused = fuse_facts(
+        [f.id for f in entity_facts],
+        [f.id for f in relation_facts],
+        k=params.rrf_k,
+        limit=params.k_facts if limit is None else limit,
+    )
+    return FactPaths(entities=entities, entity_facts=entity_facts, relation_facts=relation_facts, fused=fused)
+
+
+# ------------------------------------------------------------------------------------------ passages
+
+
+class FactSupport(BaseModel):
+    """The fused facts' neighbourhood: their entities (IN_FACT) and source chunks (SUPPORTED_BY)."""
+
+    entities: dict[str, list[str]] = Field(default_factory=dict)  # fact id -> entity ids
+    names: dict[str, str] = Field(default_factory=dict)  # entity id -> name
+    chunks: dict[str, list[str]] = Field(default_factory=dict)  # fact id -> chunk ids (allowed documents)
+
+
+def fact_support(ctx: RetrievalContext, fact_ids: Sequence[str], allowed: set[str] | None = None) -> FactSupport:
+    """Entities (``IN_FACT``) and supporting chunks (``SUPPORTED_BY``) of ``fact_ids``, their nodes read
+    in one batch; chunks of documents outside ``allowed`` are dropped."""
+    if not fact_ids:
+        return FactSupport()
+    index = bipartite_index(ctx)
+    entity_ids = sorted({e for f in fact_ids for e in index.entities_of.get(f, ())})
+    chunk_ids = sorted({c for f in fact_ids for c in index.chunks_of.get(f, ())})
+    nodes = {n.id: n for n in ctx.graph.get_nodes([*entity_ids, *chunk_ids])}
+    names = {e: str(n.props.get("name") or e) for e in entity_ids if (n := nodes.get(e)) is not None}
+    chunks = {
+        c
+        for c in chunk_ids
+        if (n := nodes.get(c)) is not None
+        and n.label == NodeLabel.CHUNK
+        and (allowed is None or str(n.props.get("doc_id") or (n.doc_ids[0] if n.doc_ids else "")) in allowed)
+    }
+    out = FactSupport(names=names)
+    for f in fact_ids:
+        if ents := [e for e in index.entities_of.get(f, ()) if e in names]:
+            out.entities[f] = ents
+        if cs := [c for c in index.chunks_of.get(f, ()) if c in chunks]:
+            out.chunks[f] = cs
+    return out
+
+
+def chunks_from_facts(fused: Sequence[ScoredId], support: Mapping[str, Sequence[str]]) -> list[Scored]:
+    """A chunk's score is the sum of the fused scores of the facts it supports (``support``: fact id ->
+    chunk ids); best first, ties by id; ``via`` lists those facts, best first."""
+    scores: dict[str, float] = {}
+    via: dict[str, list[str]] = {}
+    for fact in fused:
+        for chunk_id in support.get(fact.id, ()):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + fact.score
+            via.setdefault(chunk_id, []).append(fact.id)
+    return [Scored(id=s.id, score=s.score, via=via[s.id]) for s in ranked(scores)]
+
+
+def passage_ranking(
+    fact_chunks: Sequence[Scored], dense: Sequence[ScoredId], k: int = RRF_K
+) -> list[Scored]:
+    """RRF of the fact-derived chunk list and the dense chunk list (so chunks without facts stay
+    reachable); ``via`` keeps the facts that supported a chunk."""
+    via = {c.id: c.via for c in fact_chunks}
+    fused = rrf([[c.id for c in fact_chunks], [d.id for d in dense]], k=k)
+    return [Scored(id=s.id, score=s.score, via=list(via.get(s.id, []))) for s in fused]
+
+
+# ------------------------------------------------------------------------------------------ retriever
+
+
+def retrieve(
+    ctx: RetrievalContext,
+    query: str,
+    k: int = 10,
+    filters: Filters | None = None,
+    params: DualPathParams = DEFAULTS,
+) -> RetrievalResult:
+    allowed = ctx.allowed_docs(filters)
+    paths = fact_paths(ctx, query, params, filters, limit=max(params.k_facts, k))
+    support = fact_support(ctx, [f.id for f in paths.fused], allowed)
+    fact_chunks = chunks_from_facts(paths.fused, support.chunks)
+    dense = ctx.chunk_scores(query, max(params.dense_depth, k), filters)
+    passages = passage_ranking(fact_chunks, dense, k=params.rrf_k)
+    return RetrievalResult(
+        strategy=NAME,
+        query=query,
+        k=k,
+        evidence=ctx.evidence(passages, k, filters),
+        context=_context(paths, support, params),
+    )
+
+
+def _context(paths: FactPaths, support: FactSupport, params: DualPathParams) -> dict:
+    rank_e = {f.id: i for i, f in enumerate(paths.entity_facts, start=1)}
+    rank_r = {f.id: i for i, f in enumerate(paths.relation_facts, start=1)}
+    described = {f.id: f.description for f in [*paths.relation_facts, *paths.entity_facts]}
+    facts = []
+    for fact in paths.fused:
+        ents = support.entities.get(fact.id, [])
+        facts.append(
+            {
+                "id": fact.id,
+                "description": described.get(fact.id, ""),
+                "score": fact.score,
+                "entities": [support.names.get(e, e) for e in ents],
+                "entity_ids": ents,
+                "chunks": support.chunks.get(fact.id, []),
+                "rank_entity_path": rank_e.get(fact.id),
+                "rank_relation_path": rank_r.get(fact.id),
+            }
+        )
+    return {
+        "entities": [e.model_dump() for e in paths.entities],
+        "facts": facts,
+        "entity_path_facts": len(paths.entity_facts),
+        "relation_path_facts": len(paths.relation_facts),
+        "params": params.model_dump(),
+    }

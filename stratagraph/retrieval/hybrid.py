@@ -1,0 +1,297 @@
+"""``hybrid``: HybridRAG's combined context, VectorRAG + GraphRAG (HybridRAG §4.2-4.4).
+
+* **Vector context** (§4.2): the top dense chunks for the question, metadata-filtered (the paper filters
+  by company, quarter and year).
+* **Graph context** (§4.3): the entities the question names (query linking: exact name/alias n-grams and
+  spaCy mentions matched by embedding) and their depth-1 neighbourhood ("a depth-first search constrained
+  by a depth of one from the specified entity"): the facts they take part in (``IN_FACT``) and the binary
+  triples around them (``RELATED``, either direction, with the predicate). Only facts and triples of
+  allowed documents are kept (their ``doc_ids`` checked against the filter). Each query entity spreads
+  its link score evenly over its graph items (its facts and triples), so an item weighs the sum of the
+  shares of the query entities it touches: the few facts of a specific entity outrank the hundreds of a
+  hub ("American"). At most ``max_facts`` facts and ``max_triples`` triples are kept, by weight, then
+  fact confidence, then id.
+* **Combined context** (§4.4): the vector context first, then the graph context; both go to ``context``
+  so a workflow can put them into one prompt.
+
+The entity -> facts adjacency (shared with ``dual_path``'s bipartite index) and each entity's
+``MENTIONS`` chunks are read once per graph generation (``ctx.cached``), so a hub entity costs a lookup.
+
+Passage ranking (ours: the paper concatenates contexts for the generator; a retriever must rank chunks).
+The graph context's supporting chunks are a fact's ``SUPPORTED_BY`` chunks and a triple's
+``props.chunks`` (or, when the edge carries none, the chunks that ``MENTION`` both of its ends), all in
+allowed documents. A chunk scores the sum of the weights of the graph items it supports, so a passage
+backing several of the question's facts ranks first.
+That list is fused with the dense list by RRF (k = 60, Cormack et al.; the constant BiG-RAG §4.2.3 uses
+too), the vector list first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from stratagraph.graph_store.base import ScoredId
+from stratagraph.retrieval.base import (
+    RRF_K,
+    Filters,
+    RetrievalContext,
+    RetrievalResult,
+    Scored,
+    ranked,
+    rrf,
+)
+from stratagraph.retrieval.dual_path import bipartite_index
+from stratagraph.retrieval.query_linking import LinkedEntity, link_query
+from stratagraph.schema import Edge, EdgeType, Node, NodeLabel
+
+NAME = "hybrid"
+
+
+class HybridParams(BaseModel):
+    """One configuration for every corpus."""
+
+    link_top_k: int = Field(5, ge=1)  # similar entities per question mention (query linking's default)
+    link_min_score: float = 0.75  # cosine floor for a similar entity (query linking's default)
+    max_facts: int = Field(50, ge=0)  # graph context size (a prompt has to hold it)
+    max_triples: int = Field(50, ge=0)
+    dense_depth: int = Field(50, ge=1)  # dense list read for the fused passage ranking
+    rrf_k: int = Field(RRF_K, ge=1)
+
+
+DEFAULTS = HybridParams()
+
+
+class GraphFact(BaseModel):
+    id: str
+    description: str
+    weight: float  # sum over its query entities of their share (link score / number of their graph items)
+    confidence: float = 1.0
+    entities: list[str] = Field(default_factory=list)  # the query entities it hangs from
+
+
+class GraphTriple(BaseModel):
+    subject: str
+    predicate: str
+    object: str
+    subject_id: str
+    object_id: str
+    weight: float
+    doc_ids: list[str] = Field(default_factory=list)
+    chunks: list[str] = Field(default_factory=list)  # props.chunks of the RELATED edge, when it has them
+
+
+class GraphContext(BaseModel):
+    """The GraphRAG side of HybridRAG: query entities, their facts and their 1-hop triples."""
+
+    entities: list[LinkedEntity] = Field(default_factory=list)
+    facts: list[GraphFact] = Field(default_factory=list)
+    triples: list[GraphTriple] = Field(default_factory=list)
+
+    def as_context(self) -> dict:
+        return {
+            "entities": [
+                {"id": e.entity_id, "name": e.name, "score": e.score, "mention": e.mention, "how": e.how}
+                for e in self.entities
+            ],
+            "facts": [{"id": f.id, "description": f.description} for f in self.facts],
+            "triples": [{"subject": t.subject, "predicate": t.predicate, "object": t.object} for t in self.triples],
+        }
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+def _visible(doc_ids: Sequence[str], allowed: set[str] | None) -> bool:
+    return allowed is None or any(d in allowed for d in doc_ids)
+
+
+def _chunk_doc(node: Node) -> str:
+    return str(node.props.get("doc_id") or (node.doc_ids[0] if node.doc_ids else ""))
+
+
+def _predicate(edge: Edge) -> str:
+    return str(edge.props.get("predicate") or edge.key or "related_to")
+
+
+# ------------------------------------------------------------------------------------------ graph context
+
+
+def graph_context(
+    ctx: RetrievalContext,
+    linked: Sequence[LinkedEntity],
+    allowed: set[str] | None = None,
+    params: HybridParams = DEFAULTS,
+) -> GraphContext:
+    """The depth-1 neighbourhood of the linked query entities (HybridRAG §4.3): their facts and the
+    RELATED triples that touch them, restricted to documents in ``allowed`` (None: no filter)."""
+    if not linked:
+        return GraphContext()
+    index = bipartite_index(ctx)
+    sub = ctx.graph.subgraph(sorted({e.entity_id for e in linked}), hops=1, types=[EdgeType.RELATED], direction="both")
+    nodes = {n.id: n for n in sub.nodes}
+    entities = [
+        e
+        for e in linked
+        if (n := nodes.get(e.entity_id)) is not None and n.label == NodeLabel.ENTITY and _visible(n.doc_ids, allowed)
+    ]
+    seeds = {e.entity_id: e.score for e in entities}
+    facts_of = {
+        eid: [f for f in index.facts_of.get(eid, ()) if _visible(index.docs[f], allowed)] for eid in sorted(seeds)
+    }
+    triple_edges = [
+        e
+        for e in sub.edges
+        if (e.src in seeds or e.dst in seeds) and e.src in nodes and e.dst in nodes and _visible(e.doc_ids, allowed)
+    ]
+    degree = {eid: len(fs) for eid, fs in facts_of.items()}
+    for e in triple_edges:
+        for end in sorted({e.src, e.dst} & seeds.keys()):
+            degree[end] += 1
+    share = {s: seeds[s] / degree[s] for s in degree if degree[s]}  # link score spread over its items
+    facts: dict[str, GraphFact] = {}
+    for eid, fact_ids in facts_of.items():
+        for fid in fact_ids:
+            item = facts.get(fid)
+            if item is None:
+                item = facts[fid] = GraphFact(
+                    id=fid, description=index.description[fid], weight=0.0, confidence=index.confidence[fid]
+                )
+            item.weight += share[eid]
+            item.entities.append(eid)
+    triples: list[GraphTriple] = []
+    for edge in triple_edges:
+        subj, obj = nodes[edge.src], nodes[edge.dst]
+        triples.append(
+            GraphTriple(
+                subject=str(subj.props.get("name") or subj.id),
+                predicate=_predicate(edge),
+                object=str(obj.props.get("name") or obj.id),
+                subject_id=subj.id,
+                object_id=obj.id,
+                weight=sum(share[end] for end in sorted({edge.src, edge.dst} & share.keys())),
+                doc_ids=list(edge.doc_ids),
+                chunks=[str(c) for c in edge.props.get("chunks") or []],
+            )
+        )
+    fact_list = sorted(facts.values(), key=lambda f: (-round(f.weight, 12), -f.confidence, f.id))
+    triples.sort(key=lambda t: (-round(t.weight, 12), t.subject_id, t.predicate, t.object_id))
+    return GraphContext(
+        entities=entities, facts=fact_list[: params.max_facts], triples=triples[: params.max_triples]
+    )
+
+
+# ------------------------------------------------------------------------------------------ supporting chunks
+
+
+class Support(BaseModel):
+    """Chunks behind each graph item: ``facts`` fact id -> chunk ids, ``triples`` triple index -> chunk ids."""
+
+    facts: dict[str, list[str]] = Field(default_factory=dict)
+    triples: dict[int, list[str]] = Field(default_factory=dict)
+
+
+@dataclass
+class SupportIndex:
+    """Each entity's ``MENTIONS`` chunks in memory (one bulk edge read per graph generation; a hub entity
+    mentioned in a thousand chunks is a set lookup, not a thousand-node read). Facts' ``SUPPORTED_BY``
+    chunks come from the bipartite index."""
+
+    mentioned_in: dict[str, frozenset[str]] = field(default_factory=dict)  # entity id -> chunk ids
+
+
+def support_index(ctx: RetrievalContext) -> SupportIndex:
+    """The cached :class:`SupportIndex` of ``ctx``'s graph (rebuilt when the graph changes)."""
+
+    def build() -> SupportIndex:
+        by_entity: dict[str, set[str]] = {}
+        for edge in ctx.graph.get_edges(types=[EdgeType.MENTIONS]):
+            by_entity.setdefault(edge.dst, set()).add(edge.src)
+        return SupportIndex(mentioned_in={e: frozenset(c) for e, c in by_entity.items()})
+
+    return ctx.cached("hybrid:support_index", build)
+
+
+def supporting_chunks(ctx: RetrievalContext, graph: GraphContext, allowed: set[str] | None = None) -> Support:
+    """Facts' ``SUPPORTED_BY`` chunks; for a triple its edge's ``props.chunks``, else the chunks that
+    ``MENTION`` both ends within the triple's documents. Only chunks of ``allowed`` documents (checked on
+    the chunk nodes, read in one batch)."""
+    index, facts = support_index(ctx), bipartite_index(ctx)
+    fact_chunks = {f.id: frozenset(facts.chunks_of.get(f.id, ())) for f in graph.facts}
+    triple_chunks: dict[int, frozenset[str]] = {}
+    for i, t in enumerate(graph.triples):
+        if t.chunks:
+            triple_chunks[i] = frozenset(t.chunks)
+        else:
+            ends = (index.mentioned_in.get(t.subject_id, frozenset()), index.mentioned_in.get(t.object_id, frozenset()))
+            triple_chunks[i] = ends[0] & ends[1]
+    wanted = sorted({c for cs in (*fact_chunks.values(), *triple_chunks.values()) for c in cs})
+    doc_of = {n.id: _chunk_doc(n) for n in ctx.graph.get_nodes(wanted) if n.label == NodeLabel.CHUNK}
+    ok = {c for c, d in doc_of.items() if allowed is None or d in allowed}
+    out = Support()
+    for fid, chunks in fact_chunks.items():
+        if keep := sorted(chunks & ok):
+            out.facts[fid] = keep
+    for i, chunks in triple_chunks.items():
+        docs = set(graph.triples[i].doc_ids)
+        keep = sorted(c for c in chunks & ok if graph.triples[i].chunks or not docs or doc_of[c] in docs)
+        if keep:
+            out.triples[i] = keep
+    return out
+
+
+def graph_chunk_ranking(graph: GraphContext, support: Support) -> list[Scored]:
+    """A chunk scores the sum of the weights of the graph items (facts, triples) it supports; best first,
+    ties by id; ``via`` names those items (fact ids, ``subject|predicate|object`` for triples)."""
+    scores: dict[str, float] = {}
+    via: dict[str, list[str]] = {}
+
+    def add(chunks: Sequence[str], weight: float, label: str) -> None:
+        for c in chunks:
+            scores[c] = scores.get(c, 0.0) + weight
+            via.setdefault(c, []).append(label)
+
+    for f in graph.facts:
+        add(support.facts.get(f.id, []), f.weight, f.id)
+    for i, t in enumerate(graph.triples):
+        add(support.triples.get(i, []), t.weight, f"{t.subject_id}|{t.predicate}|{t.object_id}")
+    return [Scored(id=s.id, score=s.score, via=via[s.id]) for s in ranked(scores)]
+
+
+def fuse_passages(dense: Sequence[ScoredId], graph_chunks: Sequence[Scored], k: int = RRF_K) -> list[Scored]:
+    """RRF of the vector list and the graph context's supporting chunks (HybridRAG §4.4 order: vector
+    first; with equal weights the order only matters for ties, which break by id)."""
+    via: Mapping[str, list[str]] = {c.id: c.via for c in graph_chunks}
+    fused = rrf([[d.id for d in dense], [c.id for c in graph_chunks]], k=k)
+    return [Scored(id=s.id, score=s.score, via=list(via.get(s.id, []))) for s in fused]
+
+
+# ------------------------------------------------------------------------------------------ retriever
+
+
+def retrieve(
+    ctx: RetrievalContext,
+    query: str,
+    k: int = 10,
+    filters: Filters | None = None,
+    params: HybridParams = DEFAULTS,
+) -> RetrievalResult:
+    allowed = ctx.allowed_docs(filters)
+    dense = ctx.chunk_scores(query, max(params.dense_depth, k), filters)
+    linked = link_query(ctx, query, top_k=params.link_top_k, min_score=params.link_min_score).entities
+    graph = graph_context(ctx, linked, allowed, params)
+    support = supporting_chunks(ctx, graph, allowed)
+    passages = fuse_passages(dense, graph_chunk_ranking(graph, support), k=params.rrf_k)
+    return RetrievalResult(
+        strategy=NAME,
+        query=query,
+        k=k,
+        evidence=ctx.evidence(passages, k, filters),
+        context={
+            "vector_context": [d.id for d in dense[:k]],
+            "graph_context": graph.as_context(),
+            "params": params.model_dump(),
+        },
+    )

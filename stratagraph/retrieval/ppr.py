@@ -1,0 +1,255 @@
+"""``ppr``: HippoRAG-style personalised PageRank over the entity / fact / chunk graph, ranking chunks.
+
+HippoRAG (Gutiérrez et al. 2024, §2: "hippocampal" retrieval) runs PageRank personalised on the query's
+entities over an open knowledge graph whose phrase nodes link to the passages that contain them; HippoRAG 2
+adds the passages themselves as seeds (dense scores, scaled by a small factor) so that the walk starts both
+from what the question names and from what it resembles. Here the graph is the one the ingest built:
+
+* Chunk -MENTIONS- Entity (weight = mention count), Entity -IN_FACT- Fact -SUPPORTED_BY- Chunk (the
+  BiG-RAG bipartite layer), Entity -RELATED- Entity (binary triples);
+* Entity -DESCRIBED_BY- page: an entity is joined to the chunks of its own page (the document or section
+  whose title names it), so a walk can go from a passage to the page of something it mentions.
+
+All edges are walked both ways; each node spreads its mass in proportion to edge weight. The reset vector
+(HippoRAG eq. 1's personalisation) puts
+
+* ``score * specificity`` on every entity the question names: 1 for an exact name or alias, the cosine for a
+  similar one (HippoRAG's node specificity, softened to ``1 / log2(2 + chunks mentioning it)`` so a hub
+  entity seeds less); the chunks of pages whose title the question quotes share a weight of 1 per page;
+* ``passage_weight * dense score`` on the top dense chunks (HippoRAG 2's passage nodes, factor 0.05).
+
+Ranked on its own, PPR mass follows the seeds it started from: second-hop passages rise from dense rank
+~1000 to rank ~5-20, not into the top 5 (measured; ../shared/NOTES-offline.md saw the same). So the passage
+ranking is a weighted reciprocal-rank fusion (k = 60) of five lists, three of them read off the graph:
+
+1. the PPR ranking of chunks;
+2. the dense and 3. the BM25 rankings (the fused baseline's two lists);
+4. the question's own pages: chunks of pages whose title it quotes or that are ``DESCRIBED_BY`` an entity it
+   names exactly (KAG's mutual index read from the entity side), ordered by PPR score;
+5. one hop out of those pages (weight 2): the pages of the entities their chunks ``MENTION`` and the pages
+   whose title their text quotes, ordered by PPR score. This is the bridge of a two-hop question ("the
+   director of film X" -> the page of X -> the page of the director it names).
+
+Parameters are in :class:`PPRParams` (one configuration for every store).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import BaseModel
+from scipy.sparse import csr_matrix
+
+from stratagraph.graph_store.base import GraphStore, ScoredId
+from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, rrf
+from stratagraph.retrieval.lexical import bm25
+from stratagraph.retrieval.query_linking import QueryLinks, describe, link_query, quoted_pages
+from stratagraph.schema import EdgeType, NodeLabel
+
+
+class PPRParams(BaseModel):
+    damping: float = 0.5  # HippoRAG's reset probability is 0.5 (damping 0.5)
+    passage_weight: float = 0.05  # HippoRAG 2's weight of dense passage seeds
+    dense_seeds: int = 10
+    depth: int = 50  # how deep the dense and BM25 lists are read for fusion
+    max_iter: int = 50
+    tol: float = 1e-6
+    fuse_weights: tuple[float, float, float, float, float] = (1.0, 1.0, 1.0, 1.0, 2.0)  # ppr, dense, bm25, linked, out
+    described_by_weight: float = 2.0
+
+
+@dataclass
+class WalkGraph:
+    """The undirected weighted graph PPR walks, as a column-stochastic CSR matrix."""
+
+    ids: list[str]
+    index: dict[str, int]
+    is_chunk: np.ndarray  # bool per node
+    transition: csr_matrix  # P[i, j] = probability of stepping j -> i
+    dangling: np.ndarray  # nodes without edges
+    chunk_count: np.ndarray  # per entity: chunks that mention it (0 for others)
+    mentions: dict[str, list[str]]  # chunk -> entities it mentions
+    pages: dict[str, list[str]]  # entity -> chunks of its own pages (DESCRIBED_BY)
+    page_chunks: dict[str, list[str]]  # document or section id -> its chunks (a section: its own, HAS_CHUNK)
+
+
+def build_walk_graph(graph: GraphStore, described_by_weight: float = 2.0) -> WalkGraph:
+    """Read the chunk, entity and fact layers once and build the walk matrix."""
+    chunks = graph.nodes_by_label(NodeLabel.CHUNK)
+    by_doc: dict[str, list[str]] = defaultdict(list)
+    by_section: dict[str, list[str]] = defaultdict(list)
+    for c in chunks:
+        by_doc[str(c.props.get("doc_id") or "")].append(c.id)
+        by_section[str(c.props.get("section_id") or "")].append(c.id)
+    pairs: dict[tuple[str, str], float] = defaultdict(float)
+    mentions: dict[str, list[str]] = defaultdict(list)
+    pages: dict[str, list[str]] = defaultdict(list)
+    walked = [EdgeType.MENTIONS, EdgeType.IN_FACT, EdgeType.SUPPORTED_BY, EdgeType.RELATED]
+    for type_, src, dst, weight in graph.edge_tuples(walked):
+        pairs[(src, dst)] += weight if type_ == EdgeType.MENTIONS else 1.0
+        if type_ == EdgeType.MENTIONS:
+            mentions[src].append(dst)
+    for _t, src, dst, _w in graph.edge_tuples([EdgeType.DESCRIBED_BY]):
+        for cid in by_doc.get(dst) or by_section.get(dst) or ():
+            pairs[(src, cid)] += described_by_weight
+            pages[src].append(cid)
+    ids = sorted({c.id for c in chunks} | {n for pair in pairs for n in pair})
+    index = {nid: i for i, nid in enumerate(ids)}
+    n = len(ids)
+    chunk_set = {c.id for c in chunks}
+    is_chunk = np.array([nid in chunk_set for nid in ids], dtype=bool)
+    rows, cols, vals = [], [], []
+    for (a, b), w in pairs.items():
+        ia, ib = index[a], index[b]
+        if ia == ib:
+            continue
+        rows += [ia, ib]
+        cols += [ib, ia]
+        vals += [w, w]
+    adj = csr_matrix((np.asarray(vals, dtype=np.float32), (rows, cols)), shape=(n, n))
+    adj.sum_duplicates()
+    out_weight = np.asarray(adj.sum(axis=0)).ravel()  # symmetric: column sums = row sums
+    dangling = out_weight == 0
+    scale = np.divide(1.0, out_weight, out=np.zeros(n, dtype=np.float32), where=~dangling).astype(np.float32)
+    transition = csr_matrix(adj.multiply(scale[np.newaxis, :]))
+    # chunks mentioning each entity (MENTIONS edges are chunk -> entity)
+    chunk_count = np.zeros(n)
+    for a, b in pairs:
+        if a in chunk_set and b.startswith("ent:"):
+            chunk_count[index[b]] += 1
+    page_chunks = {**by_doc, **by_section}
+    return WalkGraph(ids, index, is_chunk, transition, dangling, chunk_count, dict(mentions), dict(pages), page_chunks)
+
+
+def walk_graph(ctx: RetrievalContext, params: PPRParams) -> WalkGraph:
+    return ctx.cached(f"ppr_walk:{params.described_by_weight}", lambda: build_walk_graph(ctx.graph, params.described_by_weight))
+
+
+def specificity(wg: WalkGraph, node: int) -> float:
+    """HippoRAG's node specificity, softened: ``1 / log2(2 + |chunks mentioning it|)``."""
+    return 1.0 / math.log2(2.0 + wg.chunk_count[node])
+
+
+def seed_weights(
+    ctx: RetrievalContext, wg: WalkGraph, links: QueryLinks, dense: Sequence[ScoredId], params: PPRParams
+) -> dict[str, float]:
+    """The personalisation vector (module docstring): entities, quoted pages' chunks, dense passages."""
+    seeds: dict[str, float] = defaultdict(float)
+    for ent in links.entities:
+        i = wg.index.get(ent.entity_id)
+        if i is not None:
+            seeds[ent.entity_id] += ent.score * specificity(wg, i)
+    for page in links.pages:
+        cids = wg.page_chunks.get(page.node_id, [])
+        for cid in cids:
+            seeds[cid] += 1.0 / len(cids)
+    for hit in dense[: params.dense_seeds]:
+        if hit.id in wg.index:
+            seeds[hit.id] += params.passage_weight * max(hit.score, 0.0)
+    return dict(seeds)
+
+
+def personalized_pagerank(wg: WalkGraph, seeds: Mapping[str, float], params: PPRParams) -> np.ndarray:
+    """Power iteration of ``x = d * P x + (d * dangling mass + 1 - d) * r`` (HippoRAG eq. 1 with reset r)."""
+    n = len(wg.ids)
+    reset = np.zeros(n, dtype=np.float32)
+    for nid, w in seeds.items():
+        if w > 0 and nid in wg.index:
+            reset[wg.index[nid]] += w
+    total = reset.sum()
+    if total <= 0:
+        return reset
+    reset /= total
+    x = reset.copy()
+    d = params.damping
+    for _ in range(params.max_iter):
+        nxt = d * (wg.transition @ x) + (d * x[wg.dangling].sum() + 1.0 - d) * reset
+        done = np.abs(nxt - x).sum() < params.tol
+        x = nxt
+        if done:
+            break
+    return x
+
+
+def hop_lists(ctx: RetrievalContext, wg: WalkGraph, links: QueryLinks, scores: np.ndarray) -> tuple[list[str], list[str]]:
+    """The question's own pages (quoted titles; pages of the entities it names exactly) and the pages of
+    what those pages mention (one hop out), each ordered by PPR score."""
+    def by_score(ids: set[str]) -> list[str]:
+        return sorted(ids, key=lambda c: (-round(float(scores[wg.index[c]]), 12), c))
+
+    linked: set[str] = set()
+    for page in links.pages:
+        linked.update(wg.page_chunks.get(page.node_id, ()))
+    for ent in links.entities:
+        if ent.how == "exact":
+            linked.update(wg.pages.get(ent.entity_id, ()))
+    out: set[str] = set()
+    for cid in linked:
+        for ent in wg.mentions.get(cid, ()):
+            out.update(wg.pages.get(ent, ()))
+    for node in ctx.graph.get_nodes(sorted(linked)):
+        quoted = quoted_pages(ctx, str(node.props.get("text") or ""), exclude_doc=str(node.props.get("doc_id")))
+        for page in quoted:
+            out.update(wg.page_chunks.get(page.node_id, ()))
+    return by_score(linked), by_score(out - linked)
+
+
+def rank_chunks(wg: WalkGraph, scores: np.ndarray, allowed: set[str] | None, limit: int) -> list[ScoredId]:
+    """Chunks by PPR score (rounded so float noise cannot reorder ties), score desc then id asc."""
+    mask = wg.is_chunk & (scores > 0)
+    cand = np.flatnonzero(mask)
+    if allowed is not None:
+        cand = np.array([i for i in cand if wg.ids[i].split("#", 1)[0] in allowed], dtype=np.int64)
+    if len(cand) == 0:
+        return []
+    rounded = np.round(scores[cand], 12)
+    if len(cand) > limit:
+        top = np.argpartition(-rounded, limit - 1)[:limit]
+        threshold = rounded[top].min()
+        keep = rounded >= threshold
+        cand, rounded = cand[keep], rounded[keep]
+    order = sorted(zip((-rounded).tolist(), (wg.ids[i] for i in cand), strict=True))
+    return [ScoredId.model_construct(id=nid, score=-neg) for neg, nid in order[:limit]]
+
+
+def retrieve(
+    ctx: RetrievalContext,
+    query: str,
+    k: int = 10,
+    filters: Filters | None = None,
+    params: PPRParams | None = None,
+) -> RetrievalResult:
+    params = params or PPRParams()
+    depth = max(params.depth, k)
+    wg = walk_graph(ctx, params)
+    dense = ctx.chunk_scores(query, depth, filters)
+    sparse = bm25(ctx, query, depth, filters)
+    links = link_query(ctx, query)
+    seeds = seed_weights(ctx, wg, links, dense, params)
+    scores = personalized_pagerank(wg, seeds, params)
+    walk = rank_chunks(wg, scores, ctx.allowed_docs(filters), depth)
+    linked, out = hop_lists(ctx, wg, links, scores)
+    fused = rrf(
+        [[h.id for h in walk], [h.id for h in dense], [h.id for h in sparse], linked, out],
+        k=RRF_K,
+        weights=params.fuse_weights,
+    )
+    via = defaultdict(list)
+    for h in walk:
+        via[h.id].append("ppr")
+    items = [Scored(id=f.id, score=f.score, via=via.get(f.id, [])) for f in fused]
+    return RetrievalResult(
+        strategy="ppr",
+        query=query,
+        k=k,
+        evidence=ctx.evidence(items, k, filters),
+        context={
+            "seeds": {nid: round(w, 6) for nid, w in sorted(seeds.items())},
+            "links": describe(links),
+            "ppr_top": [{"id": h.id, "score": h.score} for h in walk[:k]],
+        },
+    )

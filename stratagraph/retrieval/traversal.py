@@ -1,0 +1,720 @@
+"""``traversal``: BiG-RAG's algorithmic mode (§4.3): classify the question (Algorithm 3, :mod:`.classify`),
+decompose it (Algorithm 5, :mod:`.decompose`), answer each sub-question by adaptive multi-hop traversal of the
+entity-fact bipartite graph (Algorithm 4, :func:`expand`), and rank the chunks that support the facts found,
+fused with the dense chunk ranking by reciprocal rank fusion (§4.2.3, k = 60) so that chunks outside the graph
+stay reachable.
+
+Algorithm 4 (:func:`expand`) walks ``Entity -IN_FACT-> Fact`` edges held in an in-memory CSR index
+(:class:`BipartiteIndex`, four batched reads, built once per graph generation with ``ctx.cached``):
+
+* ``R_0`` (hop 0): the facts of the seed entities (the entity path ``F_E``, §4.2.1 step 3), plus any initial
+  facts (the facts of a page the question quotes, or, when a sub-question links nothing at all, the relation
+  path of §4.2.2: its top-K facts by ``sim(q, r)·conf(r)``);
+* hops ``1..H``: from each frontier entity to its facts not yet visited (lines 12-20); every new fact carries
+  ``edge_deg = deg(e) + deg(r)`` (line 18) and ``weight = conf(r)·|chunks(r)|`` (line 19, how often the
+  knowledge occurs); each hop's new facts are ranked before they are added (line 30);
+* stop after H hops, once K facts are collected, or when the frontier is empty (line 7, "Adaptive Stopping");
+  return the top K (line 41). H and K are the class's parameters (§4.3.4 table; per sub-question for COMPLEX).
+
+What the paper leaves open, fixed here:
+
+* Score: ``score(r) = w(seed) · λ^hop · sim(q, r) · conf(r)``, the query-relation weight of §4.2.2 (cosine of
+  the sub-question and the fact description times extraction confidence), scaled by the link weight of the
+  seed it was reached from and decaying with hop distance (λ = :data:`HOP_DECAY`). Facts rank by score, then
+  by the paper's structural key (``edge_deg``, then ``weight``), then id. Ranking by degree first, as line 30
+  reads, would send every walk through hubs (nationalities named in a thousand facts): the topic drift the
+  paper means to avoid. Without a query (``relevance=None``) ``sim`` is 1.
+* Frontier: the entities of the hop's best ``fan_out`` (default K) facts, not of all of them, so a hub
+  reached in one step cannot flood the next hop; a hop keeps its best :data:`HOP_BEAM` facts (never fewer
+  than K, so the final top K is exact) while every new fact counts toward K.
+* Sequential execution (§4.3.3): sub-questions run in order. Entities and quoted pages are linked once for the
+  whole question (:func:`query_linking.link_query`: exact names and aliases, page titles; embedding
+  neighbours only with :data:`LINK_SIMILAR`) and each goes to the sub-question whose text holds its mention
+  (:func:`assign_seeds`). A sub-question starts from its entities, the entities its quoted pages describe
+  (``DESCRIBED_BY``) and the answers bound to the variables in its text (ReplaceVariables); a quoted page's
+  facts join its R_0. ``ExtractAnswer`` is the paper's "simple heuristic" option (:func:`extract_answers`):
+  the entities of the top facts that the sub-question did not start from, scored ``score(r)·specificity(e)``
+  (``log(N/deg(e))/log(N)``: a hub is rarely the answer), the best :data:`ANSWER_CANDIDATES` within
+  :data:`ANSWER_RATIO` of the first.
+
+Chunks (:func:`chunk_ranking`): a quoted page's chunks score 1, a seed's own page (``DESCRIBED_BY`` ->
+Document/Section -> chunks) its seed weight, and a fact's supporting chunks (``SUPPORTED_BY``) the fact's
+score, best over sub-questions. Metadata filters hide facts, pages and dense hits of other documents.
+``context`` carries the classification, the sub-questions, and per sub-question its seeds, pages, bindings
+and trace (facts per hop).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from stratagraph.retrieval.base import (
+    RRF_K,
+    Filters,
+    RetrievalContext,
+    RetrievalResult,
+    Scored,
+    ranked,
+    rrf,
+)
+from stratagraph.retrieval.classify import TraversalParams, classify
+from stratagraph.retrieval.decompose import SubQuery, decompose
+from stratagraph.retrieval.query_linking import QueryLinks, link_query
+from stratagraph.schema import EdgeType, NodeLabel
+
+#: λ: a fact one hop further from the seeds scores this much less (the brief's hop decay)
+HOP_DECAY = 0.5
+#: most facts kept per hop in the trace (never fewer than K)
+HOP_BEAM = 100
+#: answer candidates bound to a sub-question's variable (ExtractAnswer, §4.3.3)
+ANSWER_CANDIDATES = 3
+#: ... that score at least this fraction of the best candidate's score
+ANSWER_RATIO = 0.5
+#: depth of the dense list fused with the graph list
+DENSE_DEPTH = 50
+#: embed each sub-question for its own fact relevance (False: every sub-question uses the question's vector)
+SUB_QUERY_VECTORS = True
+#: link mentions to entities by embedding similarity too (False: exact names and aliases only)
+LINK_SIMILAR = False
+FACT_COLLECTION = "facts"
+
+
+# ------------------------------------------------------------------------------------------ the index
+
+
+@dataclass(frozen=True)
+class BipartiteIndex:
+    """The entity-fact bipartite graph (BiG-RAG Algorithm 2's ``G_B``) as CSR arrays, plus what maps facts
+    and entities to chunks. Entity and fact positions follow sorted ids."""
+
+    entity_ids: list[str]
+    entity_pos: dict[str, int]
+    fact_ids: list[str]
+    fact_pos: dict[str, int]
+    e2f_ptr: np.ndarray  # facts of entity i: e2f[e2f_ptr[i]:e2f_ptr[i+1]]
+    e2f: np.ndarray
+    f2e_ptr: np.ndarray  # entities of fact j: f2e[f2e_ptr[j]:f2e_ptr[j+1]]
+    f2e: np.ndarray
+    fact_conf: np.ndarray
+    fact_weight: np.ndarray  # conf(r) · |chunks(r)|, Algorithm 4 line 19
+    fact_chunks: list[tuple[str, ...]]
+    entity_pages: dict[int, tuple[str, ...]]  # the chunks of the entity's own page(s)
+    chunk_doc: dict[str, str]
+    page_chunks: dict[str, tuple[str, ...]]  # Document/Section id -> its chunks
+    page_entities: dict[str, tuple[int, ...]]  # Document/Section id -> the entities it describes
+    chunk_facts: dict[str, tuple[int, ...]]  # chunk -> the facts it supports
+
+    @property
+    def entity_degree(self) -> np.ndarray:
+        return np.diff(self.e2f_ptr)
+
+    @property
+    def fact_degree(self) -> np.ndarray:
+        return np.diff(self.f2e_ptr)
+
+    def facts_of(self, entity: int) -> np.ndarray:
+        return self.e2f[self.e2f_ptr[entity] : self.e2f_ptr[entity + 1]]
+
+    def entities_of(self, fact: int) -> np.ndarray:
+        return self.f2e[self.f2e_ptr[fact] : self.f2e_ptr[fact + 1]]
+
+    def specificity(self, entity: int) -> float:
+        """``log(N/deg) / log(N)`` in [0, 1]: 1 for an entity in one fact, low for a hub."""
+        n = max(len(self.fact_ids), 2)
+        deg = max(int(self.e2f_ptr[entity + 1] - self.e2f_ptr[entity]), 1)
+        return max(math.log(n / deg), 0.0) / math.log(n)
+
+    @classmethod
+    def from_graph(cls, graph: Any) -> BipartiteIndex:
+        """Read the bipartite layer with four batched reads (facts, chunks, IN_FACT/SUPPORTED_BY/DESCRIBED_BY
+        edges)."""
+        facts = graph.nodes_by_label(NodeLabel.FACT)
+        edges = graph.get_edges(types=[EdgeType.IN_FACT, EdgeType.SUPPORTED_BY, EdgeType.DESCRIBED_BY])
+        chunk_doc: dict[str, str] = {}
+        section_chunks: dict[str, list[str]] = {}
+        doc_chunks: dict[str, list[str]] = {}
+        for c in graph.nodes_by_label(NodeLabel.CHUNK):
+            doc = str(c.props.get("doc_id") or (c.doc_ids[0] if c.doc_ids else ""))
+            chunk_doc[c.id] = doc
+            doc_chunks.setdefault(doc, []).append(c.id)
+            if c.props.get("section_id"):
+                section_chunks.setdefault(str(c.props["section_id"]), []).append(c.id)
+        fact_ids = sorted(f.id for f in facts)
+        fact_pos = {f: i for i, f in enumerate(fact_ids)}
+        conf = np.ones(len(fact_ids), dtype=np.float64)
+        for f in facts:
+            value = f.props.get("confidence")
+            if isinstance(value, (int, float)):
+                conf[fact_pos[f.id]] = min(max(float(value), 0.0), 1.0)
+        incidence: list[tuple[str, int]] = []
+        supports: list[list[str]] = [[] for _ in fact_ids]
+        described: dict[str, set[str]] = {}
+        describes: dict[str, set[str]] = {}
+        for e in edges:
+            if e.type == EdgeType.IN_FACT and e.dst in fact_pos:
+                incidence.append((e.src, fact_pos[e.dst]))
+            elif e.type == EdgeType.SUPPORTED_BY and e.src in fact_pos and e.dst in chunk_doc:
+                supports[fact_pos[e.src]].append(e.dst)
+            elif e.type == EdgeType.DESCRIBED_BY:
+                page = section_chunks.get(e.dst) or doc_chunks.get(e.dst) or []
+                described.setdefault(e.src, set()).update(page)
+                describes.setdefault(e.dst, set()).add(e.src)
+        entity_ids = sorted({s for s, _ in incidence} | set(described))
+        entity_pos = {e: i for i, e in enumerate(entity_ids)}
+        rows = np.array([entity_pos[s] for s, _ in incidence], dtype=np.int64)
+        cols = np.array([f for _, f in incidence], dtype=np.int64)
+        e2f_ptr, e2f = _csr(rows, cols, len(entity_ids))
+        f2e_ptr, f2e = _csr(cols, rows, len(fact_ids))
+        return cls(
+            entity_ids=entity_ids,
+            entity_pos=entity_pos,
+            fact_ids=fact_ids,
+            fact_pos=fact_pos,
+            e2f_ptr=e2f_ptr,
+            e2f=e2f,
+            f2e_ptr=f2e_ptr,
+            f2e=f2e,
+            fact_conf=conf,
+            fact_weight=conf * np.array([max(len(set(s)), 1) for s in supports], dtype=np.float64),
+            fact_chunks=[tuple(sorted(set(s))) for s in supports],
+            entity_pages={entity_pos[e]: tuple(sorted(p)) for e, p in described.items() if p},
+            chunk_doc=chunk_doc,
+            page_chunks={
+                **{d: tuple(sorted(cs)) for d, cs in doc_chunks.items()},
+                **{sec: tuple(sorted(cs)) for sec, cs in section_chunks.items()},
+            },
+            page_entities={p: tuple(sorted(entity_pos[e] for e in es)) for p, es in describes.items()},
+            chunk_facts=_chunk_facts(supports),
+        )
+
+
+def _chunk_facts(supports: Sequence[Sequence[str]]) -> dict[str, tuple[int, ...]]:
+    out: dict[str, list[int]] = {}
+    for j, chunks in enumerate(supports):
+        for c in set(chunks):
+            out.setdefault(c, []).append(j)
+    return {c: tuple(sorted(js)) for c, js in out.items()}
+
+
+def _csr(rows: np.ndarray, cols: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row pointers and column indices of the (deduplicated) pairs, columns ascending within a row."""
+    if len(rows):
+        pairs = np.unique(np.stack([rows, cols], axis=1), axis=0)
+        rows, cols = pairs[:, 0], pairs[:, 1]
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(ptr, rows + 1, 1)
+    return np.cumsum(ptr), cols.astype(np.int64)
+
+
+def load_index(ctx: RetrievalContext) -> BipartiteIndex:
+    """The store's :class:`BipartiteIndex`, built once per graph generation."""
+    return ctx.cached("traversal:index", lambda: BipartiteIndex.from_graph(ctx.graph))
+
+
+def fact_vectors(ctx: RetrievalContext, index: BipartiteIndex) -> np.ndarray:
+    """Unit fact-description embeddings in ``index.fact_ids`` order (zeros for a fact without a vector)."""
+
+    def build() -> np.ndarray:
+        found = ctx.vectors.get_embeddings(FACT_COLLECTION, index.fact_ids) if index.fact_ids else {}
+        dim = len(next(iter(found.values()))) if found else 1
+        mat = np.zeros((len(index.fact_ids), dim), dtype=np.float32)
+        for fid, vec in found.items():
+            mat[index.fact_pos[fid]] = vec
+        norms = np.linalg.norm(mat, axis=1, keepdims=True)
+        return mat / np.where(norms > 0, norms, 1.0)
+
+    return ctx.cached("traversal:fact_vectors", build)
+
+
+class FactRelevance:
+    """``sim(q, r) · conf(r)`` (§4.2.2's relation score; a negative cosine counts as 0), computed only for the
+    facts a traversal touches (a hub can touch thousands; the whole store is rarely needed)."""
+
+    def __init__(self, index: BipartiteIndex, vectors: np.ndarray, query_vector: np.ndarray | None) -> None:
+        self.index = index
+        self.vectors = vectors
+        q = None if query_vector is None else np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        norm = 0.0 if q is None else float(np.linalg.norm(q))
+        usable = q is not None and norm > 0 and vectors.ndim == 2 and vectors.shape[1] == q.shape[0]
+        self.query = q / norm if usable and q is not None else None
+        self._values = np.full(len(index.fact_ids), np.nan)
+
+    def __call__(self, facts: np.ndarray) -> np.ndarray:
+        facts = np.asarray(facts, dtype=np.int64)
+        if self.query is None:
+            return self.index.fact_conf[facts]
+        missing = facts[np.isnan(self._values[facts])]
+        if len(missing):
+            sims = self.vectors[missing] @ self.query
+            self._values[missing] = np.clip(sims.astype(np.float64), 0.0, None) * self.index.fact_conf[missing]
+        return self._values[facts]
+
+    def all(self) -> np.ndarray:
+        return self(np.arange(len(self.index.fact_ids)))
+
+
+Relevance = FactRelevance | np.ndarray
+
+
+def _relevance_of(rel: Relevance | None, index: BipartiteIndex, facts: np.ndarray) -> np.ndarray:
+    if rel is None:
+        return index.fact_conf[facts]
+    if isinstance(rel, np.ndarray):
+        return rel[facts]
+    return rel(facts)
+
+
+# ------------------------------------------------------------------------------------------ Algorithm 4
+
+
+class FactHit(BaseModel):
+    fact_id: str
+    hop: int
+    via: str | None  # the frontier entity the fact was reached from (None: relation path)
+    score: float
+    edge_degree: int  # deg(e) + deg(r), Algorithm 4 line 18
+    weight: float  # conf(r) · |chunks(r)|, line 19
+    relevance: float  # sim(q, r) · conf(r)
+
+
+class HopTrace(BaseModel):
+    hop: int
+    frontier: list[str] = Field(default_factory=list)  # entities expanded at this hop
+    new_facts: int = 0  # facts first reached at this hop (all of them count toward K)
+    facts: list[FactHit] = Field(default_factory=list)  # the best of them, ranked (line 30)
+
+
+class TraversalTrace(BaseModel):
+    seeds: dict[str, float] = Field(default_factory=dict)
+    params: TraversalParams
+    hops: list[HopTrace] = Field(default_factory=list)
+    ranked: list[FactHit] = Field(default_factory=list)  # the top K over all hops (line 41)
+    stopped: str = ""
+
+    def hop_of(self, fact_id: str) -> int | None:
+        for h in self.hops:
+            if any(f.fact_id == fact_id for f in h.facts):
+                return h.hop
+        return None
+
+    def facts_at(self, hop: int) -> list[str]:
+        return [f.fact_id for h in self.hops if h.hop == hop for f in h.facts]
+
+
+def _rank(hits: list[FactHit]) -> list[FactHit]:
+    return sorted(hits, key=lambda h: (-round(h.score, 12), -h.edge_degree, -round(h.weight, 12), h.fact_id))
+
+
+def expand(
+    index: BipartiteIndex,
+    seeds: Mapping[str, float],
+    params: TraversalParams,
+    relevance: Relevance | None = None,
+    initial: Mapping[str, float] | None = None,
+    allowed_facts: np.ndarray | None = None,
+    decay: float = HOP_DECAY,
+    fan_out: int | None = None,
+) -> TraversalTrace:
+    """Algorithm 4 from seed entities (``{entity_id: weight}``) and/or initial facts (``{fact_id: weight}``,
+    the relation path), with H = ``params.max_hops`` and K = ``params.target_relations``. ``relevance`` is
+    ``sim(q, r)·conf(r)`` per fact (:class:`FactRelevance` or an array); None ranks by confidence alone.
+    ``allowed_facts`` (bool per fact) hides facts of filtered-out documents."""
+    k = params.target_relations
+    fan = fan_out or k
+    beam = max(HOP_BEAM, k)
+    f_deg = index.fact_degree
+    seen_facts = np.zeros(len(index.fact_ids), dtype=bool)
+    if allowed_facts is not None:
+        seen_facts |= ~allowed_facts  # a hidden fact is never reached
+    seed_w = {index.entity_pos[e]: float(w) for e, w in seeds.items() if e in index.entity_pos and w > 0}
+    trace = TraversalTrace(seeds={index.entity_ids[e]: w for e, w in sorted(seed_w.items())}, params=params)
+    visited = set(seed_w)
+    frontier = dict(seed_w)
+    collected: list[FactHit] = []
+    total = 0
+    # relation-path facts join R_0 (hop 0); their entities join the hop-1 frontier
+    start_hits: list[FactHit] = []
+    for fid, w in sorted((initial or {}).items()):
+        j = index.fact_pos.get(fid)
+        if j is None or seen_facts[j] or w <= 0:
+            continue
+        seen_facts[j] = True
+        r = float(_relevance_of(relevance, index, np.array([j]))[0])
+        start_hits.append(_hit(index, j, None, 0, float(w) * r, int(f_deg[j]), r))
+    hop = 0
+    while hop <= params.max_hops and total < k:
+        new, reached = _step(index, frontier, hop, relevance, seen_facts, decay, beam)
+        if hop == 0:
+            new = _rank(new + start_hits)
+            reached += len(start_hits)
+        if not new and not frontier:
+            trace.stopped = "frontier exhausted"
+            break
+        total += reached
+        kept = new[:beam]
+        trace.hops.append(
+            HopTrace(hop=hop, frontier=[index.entity_ids[e] for e in _order(frontier)], new_facts=reached, facts=kept)
+        )
+        collected.extend(kept)
+        frontier = _next_frontier(index, kept[:fan], frontier, visited)
+        hop += 1
+        if not frontier:
+            trace.stopped = "frontier exhausted"
+            break
+    if not trace.stopped:
+        trace.stopped = "target reached" if total >= k else "max hops"
+    trace.ranked = _rank(collected)[:k]
+    return trace
+
+
+def _order(frontier: Mapping[int, float]) -> list[int]:
+    return sorted(frontier, key=lambda e: (-frontier[e], e))
+
+
+def _hit(index: BipartiteIndex, j: int, via: int | None, hop: int, score: float, edge_deg: int, rel: float) -> FactHit:
+    return FactHit(
+        fact_id=index.fact_ids[j],
+        hop=hop,
+        via=index.entity_ids[via] if via is not None else None,
+        score=float(score),
+        edge_degree=int(edge_deg),
+        weight=float(index.fact_weight[j]),
+        relevance=float(rel),
+    )
+
+
+def _step(
+    index: BipartiteIndex,
+    frontier: Mapping[int, float],
+    hop: int,
+    relevance: Relevance | None,
+    seen: np.ndarray,
+    decay: float,
+    beam: int,
+) -> tuple[list[FactHit], int]:
+    """Lines 12-20 for one hop: the facts of the frontier not yet visited (each credited to the first
+    frontier entity, strongest first, that reaches it), ranked (line 30); returns the best ``beam`` of them
+    and how many there were."""
+    if not frontier:
+        return [], 0
+    parts = [(index.facts_of(e), e) for e in _order(frontier)]
+    parts = [(fs, e) for fs, e in parts if len(fs)]
+    if not parts:
+        return [], 0
+    facts = np.concatenate([fs for fs, _ in parts])
+    via = np.concatenate([np.full(len(fs), e, dtype=np.int64) for fs, e in parts])
+    weights = np.concatenate([np.full(len(fs), frontier[e], dtype=np.float64) for fs, e in parts])
+    fresh = ~seen[facts]
+    facts, via, weights = facts[fresh], via[fresh], weights[fresh]
+    facts, first = np.unique(facts, return_index=True)  # first occurrence: the strongest frontier entity
+    via, weights = via[first], weights[first]
+    if not len(facts):
+        return [], 0
+    seen[facts] = True
+    rel = _relevance_of(relevance, index, facts)
+    scores = weights * (decay**hop) * rel
+    edge_deg = index.entity_degree[via] + index.fact_degree[facts]
+    # score, then edge degree (line 18), then weight (line 19), then id (positions follow sorted ids)
+    order_idx = np.lexsort((facts, -np.round(index.fact_weight[facts], 12), -edge_deg, -np.round(scores, 12)))
+    hits = [
+        _hit(index, int(facts[i]), int(via[i]), hop, float(scores[i]), int(edge_deg[i]), float(rel[i]))
+        for i in order_idx[:beam]
+    ]
+    return hits, len(facts)
+
+
+def _next_frontier(
+    index: BipartiteIndex, best: Sequence[FactHit], frontier: Mapping[int, float], visited: set[int]
+) -> dict[int, float]:
+    """Lines 22-27: the not-yet-visited entities of the hop's best facts, each inheriting the weight of the
+    entity it was reached from (the seed's link weight)."""
+    nxt: dict[int, float] = {}
+    for hit in best:
+        j = index.fact_pos[hit.fact_id]
+        w = frontier.get(index.entity_pos[hit.via], 0.0) if hit.via is not None else 1.0
+        for e in index.entities_of(j):
+            e = int(e)
+            if e in visited:
+                continue
+            nxt[e] = max(nxt.get(e, 0.0), w)
+    visited.update(nxt)
+    return nxt
+
+
+# ------------------------------------------------------------------------------------------ sequential execution
+
+
+class Seeds(BaseModel):
+    """Where one sub-question starts: linked entities (``{entity_id: weight}``) and quoted pages."""
+
+    entities: dict[str, float] = Field(default_factory=dict)
+    pages: list[str] = Field(default_factory=list)  # Document/Section ids
+
+
+class SubQueryRun(BaseModel):
+    """One sub-question's execution: its seeds, the traversal and the answer candidates it bound."""
+
+    sub_query: SubQuery
+    seeds: dict[str, float] = Field(default_factory=dict)  # entities, own and bound
+    pages: list[str] = Field(default_factory=list)
+    start: str = "entities"  # "entities", "pages" or "relations" (nothing linked: relation path)
+    trace: TraversalTrace
+    bindings: dict[str, float] = Field(default_factory=dict)
+
+
+def _inside(short: str, long: str) -> bool:
+    return short != long and short in long
+
+
+def trusted_links(index: BipartiteIndex, links: QueryLinks) -> QueryLinks:
+    """The links a traversal starts from: an embedding neighbour of a mention that also has an exact name
+    match is dropped (the exact name is the entity meant), and so is an entity named by a word inside a
+    quoted page title unless that page describes it ("Song" inside "Come Dance With Me (Song)")."""
+    exact = [e.mention.lower() for e in links.entities if e.how == "exact"]
+    page_mentions = [(p.mention.lower(), p.node_id) for p in links.pages]
+    kept = []
+    for e in links.entities:
+        m = e.mention.lower()
+        if e.how == "similar" and any(m in x or x in m for x in exact):
+            continue
+        pos = index.entity_pos.get(e.entity_id)
+        inside = [node for pm, node in page_mentions if _inside(m, pm)]
+        if inside and not any(pos is not None and pos in index.page_entities.get(node, ()) for node in inside):
+            continue
+        kept.append(e)
+    return QueryLinks(mentions=links.mentions, entities=kept, pages=links.pages)
+
+
+def assign_seeds(links: QueryLinks, subs: Sequence[SubQuery]) -> list[Seeds]:
+    """Each linked entity and quoted page goes to every sub-question whose text contains its mention
+    (case-insensitive); one found in none goes to the first sub-question (the innermost)."""
+    out = [Seeds() for _ in subs]
+
+    def homes(mention: str) -> list[int]:
+        m = mention.lower()
+        found = [i for i, sq in enumerate(subs) if m and m in sq.text.lower()]
+        return found or ([0] if subs else [])
+
+    for ent in links.entities:
+        for i in homes(ent.mention):
+            out[i].entities[ent.entity_id] = max(out[i].entities.get(ent.entity_id, 0.0), ent.score)
+    for page in links.pages:
+        for i in homes(page.mention):
+            if page.node_id not in out[i].pages:
+                out[i].pages.append(page.node_id)
+    return out
+
+
+def extract_answers(
+    index: BipartiteIndex,
+    trace: TraversalTrace,
+    exclude: Iterable[str],
+    limit: int = ANSWER_CANDIDATES,
+    ratio: float | None = None,
+) -> dict[str, float]:
+    """ExtractAnswer (§4.3.3, "simple heuristic"): entities of the top facts other than the ones the
+    sub-question starts from, scored ``score(r) · specificity(e)``; the best ``limit`` that score at least
+    ``ratio`` times the best one."""
+    ratio = ANSWER_RATIO if ratio is None else ratio
+    skip = set(exclude)
+    cands: dict[str, float] = {}
+    for hit in trace.ranked:
+        for e in index.entities_of(index.fact_pos[hit.fact_id]):
+            eid = index.entity_ids[int(e)]
+            if eid in skip:
+                continue
+            s = hit.score * index.specificity(int(e))
+            if s > cands.get(eid, 0.0):
+                cands[eid] = s
+    best = ranked(cands, limit)
+    return {c.id: c.score for c in best if best and c.score >= ratio * best[0].score}
+
+
+def _page_facts(index: BipartiteIndex, pages: Iterable[str]) -> dict[str, float]:
+    return {
+        index.fact_ids[j]: 1.0
+        for p in pages
+        for c in index.page_chunks.get(p, ())
+        for j in index.chunk_facts.get(c, ())
+    }
+
+
+def run_sub_queries(
+    index: BipartiteIndex,
+    subs: Sequence[SubQuery],
+    seeds: Sequence[Seeds],
+    params: TraversalParams,
+    relevances: Sequence[Relevance | None],
+    allowed_facts: np.ndarray | None = None,
+) -> list[SubQueryRun]:
+    """Sequential execution (§4.3.3). A sub-question starts from its linked entities, the entities its
+    quoted pages describe and the bindings of the variables in its text (ReplaceVariables); its R_0 also
+    holds the facts of the quoted pages' chunks. With nothing linked it starts from its top-K relations
+    (the relation path, §4.2.2)."""
+    bindings: dict[str, dict[str, float]] = {}
+    runs: list[SubQueryRun] = []
+    for sq, own, rel in zip(subs, seeds, relevances, strict=True):
+        start = {e: w for e, w in own.entities.items() if e in index.entity_pos}
+        for page in own.pages:
+            for e in index.page_entities.get(page, ()):
+                start[index.entity_ids[e]] = 1.0
+        for var in sq.variables():
+            for e, w in bindings.get(var, {}).items():
+                start[e] = max(start.get(e, 0.0), w)
+        initial = _page_facts(index, own.pages)
+        how = "pages" if own.pages and not own.entities else "entities"
+        if not start and not initial:
+            how = "relations"
+            initial = _relation_path(index, rel, params.target_relations, allowed_facts)
+        trace = expand(index, start, params, rel, initial=initial, allowed_facts=allowed_facts)
+        bound = extract_answers(index, trace, start)
+        bindings[sq.target] = bound
+        runs.append(
+            SubQueryRun(sub_query=sq, seeds=start, pages=list(own.pages), start=how, trace=trace, bindings=bound)
+        )
+    return runs
+
+
+def _relation_path(
+    index: BipartiteIndex, rel: Relevance | None, k: int, allowed: np.ndarray | None
+) -> dict[str, float]:
+    """The top-k facts by ``sim·conf`` (§4.2.2), as initial relations of weight 1."""
+    if not index.fact_ids:
+        return {}
+    scores = _relevance_of(rel, index, np.arange(len(index.fact_ids)))
+    scores = scores if allowed is None else np.where(allowed, scores, 0.0)
+    k = min(k, len(scores))
+    top = np.argpartition(-scores, k - 1)[:k]
+    return {index.fact_ids[int(j)]: 1.0 for j in top if scores[j] > 0}
+
+
+def chunk_ranking(index: BipartiteIndex, runs: Sequence[SubQueryRun], allowed_docs: set[str] | None) -> list[Scored]:
+    """Graph-side chunk ranking: a quoted page's chunks score 1, a seed's own page its seed weight, a fact's
+    supporting chunks the fact's score (best over sub-questions); ``via`` lists what scored each chunk."""
+    best: dict[str, float] = {}
+    via: dict[str, list[str]] = {}
+
+    def put(chunk: str, score: float, why: str) -> None:
+        if allowed_docs is not None and index.chunk_doc.get(chunk) not in allowed_docs:
+            return
+        if why not in via.setdefault(chunk, []):
+            via[chunk].append(why)
+        best[chunk] = max(best.get(chunk, 0.0), score)
+
+    for run in runs:
+        for page in run.pages:
+            for c in index.page_chunks.get(page, ()):
+                put(c, 1.0, page)
+        for eid, w in run.seeds.items():
+            for c in index.entity_pages.get(index.entity_pos[eid], ()):
+                put(c, w, eid)
+        for hit in run.trace.ranked:
+            for c in index.fact_chunks[index.fact_pos[hit.fact_id]]:
+                put(c, hit.score, hit.fact_id)
+    return [Scored(id=s.id, score=s.score, via=via[s.id]) for s in ranked(best)]
+
+
+# ------------------------------------------------------------------------------------------ retrieve
+
+
+def _allowed_facts(ctx: RetrievalContext, index: BipartiteIndex, filters: Filters | None) -> np.ndarray | None:
+    allowed = ctx.allowed_docs(filters)
+    if allowed is None:
+        return None
+
+    def build() -> np.ndarray:
+        return np.array([any(index.chunk_doc.get(c) in allowed for c in cs) for cs in index.fact_chunks], dtype=bool)
+
+    return ctx.cached("traversal:allowed:" + repr(sorted((filters or {}).items())), build)
+
+
+def _sub_query_vectors(ctx: RetrievalContext, query: str, subs: Sequence[SubQuery]) -> list[np.ndarray]:
+    """The question's own vector for a question that is its own only sub-question; otherwise every
+    sub-question (placeholders dropped) embedded in one batch."""
+    texts = [sq.render() for sq in subs]
+    if not SUB_QUERY_VECTORS or len(subs) == 1 or all(t == query for t in texts):
+        return [ctx.query_vector(query)] * len(subs)
+    from stratagraph.embeddings import embed_texts
+
+    unique = list(dict.fromkeys(t for t in texts if t and t != query))
+    mat = embed_texts(ctx.vectors.embeddings, unique) if unique else np.zeros((0, 1))
+    by_text = {t: np.asarray(mat[i], dtype=np.float32) for i, t in enumerate(unique)}
+    return [ctx.query_vector(query) if (not t or t == query) else by_text[t] for t in texts]
+
+
+def _names(ctx: RetrievalContext, ids: Iterable[str]) -> dict[str, str]:
+    wanted = sorted(set(ids))
+    return {n.id: str(n.props.get("name") or n.id) for n in ctx.graph.get_nodes(wanted)} if wanted else {}
+
+
+def _describe(runs: Sequence[SubQueryRun], names: Mapping[str, str]) -> list[dict[str, Any]]:
+    out = []
+    for run in runs:
+        out.append(
+            {
+                "sub_query": run.sub_query.model_dump(),
+                "start": run.start,
+                "pages": run.pages,
+                "seeds": [
+                    {"entity_id": e, "name": names.get(e, e), "weight": round(w, 6)}
+                    for e, w in sorted(run.seeds.items())
+                ],
+                "bindings": [
+                    {"entity_id": e, "name": names.get(e, e), "score": round(w, 6)} for e, w in run.bindings.items()
+                ],
+                "stopped": run.trace.stopped,
+                "hops": [
+                    {
+                        "hop": h.hop,
+                        "frontier": h.frontier[:20],
+                        "new_facts": h.new_facts,
+                        "facts": [
+                            {"fact_id": f.fact_id, "via": f.via, "score": round(f.score, 6)} for f in h.facts[:20]
+                        ],
+                    }
+                    for h in run.trace.hops
+                ],
+                "ranked": [f.model_dump() for f in run.trace.ranked],
+            }
+        )
+    return out
+
+
+def retrieve(ctx: RetrievalContext, query: str, k: int = 10, filters: Filters | None = None) -> RetrievalResult:
+    """Classify (Alg. 3), decompose (Alg. 5), traverse each sub-question (Alg. 4), rank chunks, fuse with the
+    dense list by RRF."""
+    cls = classify(ctx, query)
+    subs = decompose(ctx, query)
+    links = link_query(ctx, query, similar=LINK_SIMILAR)
+    index = load_index(ctx)
+    vectors = fact_vectors(ctx, index)
+    allowed_facts = _allowed_facts(ctx, index, filters)
+    rels = [FactRelevance(index, vectors, v) for v in _sub_query_vectors(ctx, query, subs)]
+    seeds = assign_seeds(trusted_links(index, links), subs)
+    runs = run_sub_queries(index, subs, seeds, cls.params, rels, allowed_facts)
+    graph = chunk_ranking(index, runs, ctx.allowed_docs(filters))
+    dense = [h.id for h in ctx.chunk_scores(query, max(DENSE_DEPTH, k), filters)]
+    why = {s.id: s.via for s in graph}
+    fused = [
+        Scored(id=s.id, score=s.score, via=why.get(s.id, [])) for s in rrf([[s.id for s in graph], dense], k=RRF_K)
+    ]
+    names = _names(ctx, [e for r in runs for e in (*r.seeds, *r.bindings)])
+    return RetrievalResult(
+        strategy="traversal",
+        query=query,
+        k=k,
+        evidence=ctx.evidence(fused, k, filters),
+        context={
+            "classification": cls.model_dump(mode="json"),
+            "sub_queries": [s.model_dump() for s in subs],
+            "runs": _describe(runs, names),
+            "graph_chunks": [{"chunk_id": s.id, "score": round(s.score, 6)} for s in graph[: 3 * k]],
+            "rrf_k": RRF_K,
+        },
+    )

@@ -1,0 +1,77 @@
+"""BiG-RAG Algorithm 5 (query decomposition) over the real spaCy pipeline."""
+
+from __future__ import annotations
+
+import pytest
+
+from stratagraph.retrieval.decompose import FINAL, SubQuery, decompose
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    from stratagraph.ingest.extractors.spacy_nlp import load_nlp
+
+    return load_nlp()
+
+
+def _plan(subs):
+    return [(s.text, s.target, s.depends_on) for s in subs]
+
+
+def test_the_papers_example_decomposes_innermost_first(nlp):
+    subs = decompose(nlp, "Who is the spouse of the director of the film that won Best Picture in 2019?")
+    assert _plan(subs) == [
+        ("Which film won Best Picture in 2019?", "var1", []),
+        ("What is the director of {var1}?", "var2", ["var1"]),
+        ("Who is the spouse of {var2}?", FINAL, ["var2"]),
+    ]
+    assert [s.kind for s in subs] == ["relative", "of", "final"]
+
+
+def test_nested_of_chain_resolves_the_inner_reference_first(nlp):
+    subs = decompose(nlp, "What is the date of death of the director of film Polish Wedding?")
+    # "date of death" is one relation (a bare noun is not a hop of its own); the director is resolved first
+    assert _plan(subs) == [
+        ("What is the director of film Polish Wedding?", "var1", []),
+        ("What is the date of death of {var1}?", FINAL, ["var1"]),
+    ]
+
+
+def test_possessive_becomes_an_of_question(nlp):
+    subs = decompose(nlp, "Where did Sylvia Burka's husband die?")
+    assert _plan(subs) == [
+        ("What is the husband of Sylvia Burka?", "var1", []),
+        ("Where did {var1} die?", FINAL, ["var1"]),
+    ]
+
+
+def test_subject_reference_is_resolved_before_the_question_about_it(nlp):
+    subs = decompose(nlp, "Where was the director of film The Falcon born?")
+    assert subs[0].text == "What is the director of film The Falcon?"  # the title stays whole
+    assert subs[-1].text == "Where was {var1} born?" and subs[-1].depends_on == ["var1"]
+
+
+def test_coordinated_names_split_into_independent_sub_questions(nlp):
+    subs = decompose(nlp, "Who was born first, Jean Martin or Dinah Shore?")
+    assert _plan(subs) == [
+        ("Who was born first, Jean Martin?", "var1", []),
+        ("Who was born first, Dinah Shore?", "var2", []),
+        ("Who was born first, Jean Martin or Dinah Shore?", FINAL, ["var1", "var2"]),
+    ]
+    both = decompose(nlp, "Are Christopher Nolan and Sathish Kalathil both film directors?")
+    assert [s.text for s in both[:2]] == [
+        "Are Christopher Nolan film directors?",
+        "Are Sathish Kalathil film directors?",
+    ]
+
+
+@pytest.mark.parametrize("question", ["What is the capital of France?", "Who founded Microsoft?"])
+def test_a_simple_question_decomposes_to_itself(nlp, question):
+    assert _plan(decompose(nlp, question)) == [(question, FINAL, [])]
+
+
+def test_render_substitutes_bindings_and_drops_unbound_variables():
+    sq = SubQuery(text="Who is the spouse of {var2}?", target=FINAL, depends_on=["var2"])
+    assert sq.variables() == ["var2"]
+    assert sq.render({"var2": "Mara Quill"}) == "Who is the spouse of Mara Quill?"
+    assert sq.render() == "Who is the spouse of?"

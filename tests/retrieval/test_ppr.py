@@ -1,0 +1,85 @@
+"""``ppr`` on a hand-built graph: the walk from the question's entity reaches the page of what that
+entity's page mentions (a second hop) and outranks a look-alike that only shares words with the question."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stratagraph.retrieval import retrieve
+from stratagraph.retrieval import ppr as P
+from stratagraph.retrieval.query_linking import link_query
+from tests.retrieval.graph_builder import GraphBuilder
+
+QUESTION = "Where was the director of Moonfall Harbor born?"
+
+
+@pytest.fixture
+def ctx(settings):
+    g = GraphBuilder(settings)
+    g.doc("film", "Moonfall Harbor", metadata={"kind": "wiki"})
+    g.section("film", "film/s", "Moonfall Harbor")
+    g.chunk("film/s", "film#1#0", "Moonfall Harbor is a 1994 drama film directed by Ilse Varga.")
+    g.doc("varga", "Ilse Varga", metadata={"kind": "wiki"})
+    g.section("varga", "varga/s", "Ilse Varga")
+    g.chunk("varga/s", "varga#1#0", "Ilse Varga (1950-2011) was a Hungarian filmmaker from Pécs.")
+    g.doc("decoy", "Harbor Directors Guild", metadata={"kind": "guild"})
+    g.section("decoy", "decoy/s", "Harbor Directors Guild")
+    g.chunk("decoy/s", "decoy#1#0", "The Harbor Directors Guild asks where a director was born before admitting them.")
+    g.doc("other", "Pécs", metadata={"kind": "wiki"})
+    g.section("other", "other/s", "Pécs")
+    g.chunk("other/s", "other#1#0", "Pécs is a city in southern Hungary.")
+    g.entity("moonfall harbor", "Moonfall Harbor", "WORK_OF_ART", docs=["film"])
+    g.entity("ilse varga", "Ilse Varga", "PERSON", docs=["film", "varga"])
+    g.entity("pecs", "Pécs", "GPE", docs=["varga", "other"])
+    g.mention("film#1#0", "moonfall harbor")
+    g.mention("film#1#0", "ilse varga")
+    g.mention("varga#1#0", "ilse varga")
+    g.mention("varga#1#0", "pecs")
+    g.mention("other#1#0", "pecs")
+    g.edge("DESCRIBED_BY", "ent:moonfall harbor", "film")
+    g.edge("DESCRIBED_BY", "ent:ilse varga", "varga")
+    g.edge("DESCRIBED_BY", "ent:pecs", "other")
+    g.fact("fact:directed", "Moonfall Harbor was directed by Ilse Varga.", ["moonfall harbor", "ilse varga"], ["film#1#0"])
+    ctx = g.build()
+    yield ctx
+    g.close()
+
+
+def test_the_second_hop_page_outranks_the_look_alike(ctx):
+    res = retrieve(ctx, "ppr", QUESTION, k=4)
+    order = [e.doc_id for e in res.evidence]
+    assert order[:2] == ["film", "varga"]
+    assert order.index("varga") < order.index("decoy")
+    assert "ent:moonfall harbor" in res.context["seeds"]
+
+
+def test_hop_lists_are_the_quoted_page_and_its_out_links(ctx):
+    params = P.PPRParams()
+    wg = P.walk_graph(ctx, params)
+    links = link_query(ctx, QUESTION)
+    assert [p.title for p in links.pages if p.kind == "document"] == ["Moonfall Harbor"]
+    scores = P.personalized_pagerank(wg, P.seed_weights(ctx, wg, links, [], params), params)
+    linked, out = P.hop_lists(ctx, wg, links, scores)
+    assert linked == ["film#1#0"]
+    assert out == ["varga#1#0"]  # "Pécs" is two hops out: not an out-link of the question's page
+
+
+def test_pagerank_is_a_distribution_that_favours_the_seed(ctx):
+    params = P.PPRParams()
+    wg = P.walk_graph(ctx, params)
+    x = P.personalized_pagerank(wg, {"ent:ilse varga": 1.0}, params)
+    assert x.sum() == pytest.approx(1.0, abs=1e-4)
+    assert int(np.argmax(x)) == wg.index["ent:ilse varga"]
+    # mass reaches both pages Ilse Varga's entity touches, more than the page two hops away
+    assert x[wg.index["varga#1#0"]] > x[wg.index["other#1#0"]] > 0
+
+
+def test_ppr_is_deterministic_and_filtered(ctx):
+    a = retrieve(ctx, "ppr", QUESTION, k=4)
+    b = retrieve(ctx, "ppr", QUESTION, k=4)
+    assert [e.model_dump() for e in a.evidence] == [e.model_dump() for e in b.evidence]
+    wiki = retrieve(ctx, "ppr", QUESTION, k=4, filters={"kind": "wiki"})
+    assert [e.doc_id for e in wiki.evidence][:2] == ["film", "varga"]
+    assert "decoy" not in {e.doc_id for e in wiki.evidence}
+    assert [e.doc_id for e in retrieve(ctx, "ppr", QUESTION, k=4, filters={"kind": "guild"}).evidence] == ["decoy"]
