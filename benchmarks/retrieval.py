@@ -30,7 +30,7 @@ DATASETS = "hotpotqa-100,musique-100,2wiki-101"
 
 
 def markdown(report: dict, ks: list[int]) -> str:
-    cols = [f"recall@{k}" for k in ks] + ["hit@1", "hit@3", "p50_ms", "p95_ms"]
+    cols = [f"recall@{k}" for k in ks] + ["hit@1", "hit@3", "p50_ms", "p95_ms", "first_query_ms"]
     halves = [f"recall@{max(ks)}"]
     head = ["strategy", *cols, *(f"{h} {c}" for h in ("1st half", "2nd half") for c in halves)]
     lines = [f"**{report['dataset']}** ({report['questions']} questions)", "", "| " + " | ".join(head) + " |",

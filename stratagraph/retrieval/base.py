@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from stratagraph.config import Settings
 from stratagraph.graph_store.base import ScoredId
-from stratagraph.schema import NodeLabel
+from stratagraph.schema import Node, NodeLabel
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
@@ -105,6 +105,11 @@ class RetrievalResult(BaseModel):
 
     def documents(self) -> list[Document]:
         return [e.to_document() for e in self.evidence]
+
+
+def chunk_doc_id(node: Node) -> str:
+    """The document a chunk node belongs to."""
+    return str(node.props.get("doc_id") or (node.doc_ids[0] if node.doc_ids else ""))
 
 
 # ------------------------------------------------------------------------------------------ fusion
@@ -335,13 +340,13 @@ class RetrievalContext:
         for start in range(0, len(order), window):  # read nodes a window at a time: k rarely needs them all
             part = order[start : start + window]
             nodes = {n.id: n for n in self.graph.get_nodes(part) if n.label == NodeLabel.CHUNK}
-            doc_ids = sorted({str(n.props.get("doc_id") or (n.doc_ids[0] if n.doc_ids else "")) for n in nodes.values()})
+            doc_ids = sorted({chunk_doc_id(n) for n in nodes.values()})
             docs = {d.id: d for d in self.graph.get_nodes(doc_ids)}
             for cid in part:
                 node = nodes.get(cid)
                 if node is None:
                     continue
-                doc_id = str(node.props.get("doc_id") or (node.doc_ids[0] if node.doc_ids else ""))
+                doc_id = chunk_doc_id(node)
                 if allowed is not None and doc_id not in allowed:
                     continue
                 out.append(self._evidence(node, docs.get(doc_id), doc_id, best[cid], len(out) + 1))

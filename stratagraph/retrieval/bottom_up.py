@@ -43,14 +43,7 @@ from pydantic import BaseModel, Field
 
 from stratagraph.graph_store.base import ScoredId
 from stratagraph.retrieval import top_down
-from stratagraph.retrieval.base import (
-    RRF_K,
-    Filters,
-    RetrievalContext,
-    RetrievalResult,
-    ranked,
-    rrf,
-)
+from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, ranked, rrf
 from stratagraph.retrieval.top_down import SectionIndex, TopDownParams, TopDownRun
 from stratagraph.schema import EdgeType
 
@@ -436,7 +429,7 @@ def retrieve(ctx: RetrievalContext, query: str, k: int = 10, filters: Filters | 
         strategy=STRATEGY,
         query=query,
         k=k,
-        evidence=ctx.evidence(result.fused[:k], k, filters),
+        evidence=ctx.evidence(result.fused, k, filters),
         context={
             **top_down.context_of(result.screening.screening),
             "tau_q": result.tau_q,

@@ -39,12 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stratagraph.retrieval.decompose import (
-    find_coordinations,
-    find_references,
-    parse,
-    resolvable,
-)
+from stratagraph.retrieval.decompose import NUMERIC_ENTS, find_coordinations, find_references, parse, resolvable
 
 
 class Complexity(StrEnum):
@@ -76,7 +71,6 @@ PARAMS: dict[Complexity, TraversalParams] = {
 #: Algorithm 3 line 4
 SUBORDINATE_MARKERS = ("who", "which", "that", "whose", "where", "when", "of the")
 _WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
-_NUMERIC = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL"})
 _COMPARISON_WORDS = frozenset({"first", "last", "same", "both", "either", "neither", "different", "earlier", "later"})
 _CLAUSE_DEPS = frozenset({"relcl", "acl", "ccomp"})
 
@@ -131,7 +125,7 @@ def features(ctx_or_nlp: Any, query: str) -> QueryFeatures:
     doc = parse(ctx_or_nlp, query)
     wh = _interrogative(doc)
     markers = _markers(doc, wh)
-    ents = [e.text for e in doc.ents if e.label_ not in _NUMERIC]
+    ents = [e.text for e in doc.ents if e.label_ not in NUMERIC_ENTS]
     refs = find_references(doc)
     comparative = any(t.tag_ in ("JJR", "RBR", "JJS", "RBS") or t.lower_ in _COMPARISON_WORDS for t in doc)
     return QueryFeatures(

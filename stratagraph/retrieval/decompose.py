@@ -15,7 +15,7 @@ something else, the paper's "subordinate clauses, possessives, nested references
 * relative: the noun carries a relative clause opened by a relative word (``relcl``: "the film that won X",
   "the city where X was born") or a participle clause with a complement (``acl``: "the film directed by X")
   -> "Which film won X?";
-* possessive: a non-pronoun possessor (``poss``: "Lothair II's mother") -> "What is the mother of Lothair II?";
+* possessive: a non-pronoun possessor (``poss``: "Mara Quill's mother") -> "What is the mother of Mara Quill?";
 * of: an "of" prepositional object (``prep`` + ``pobj``: "the director of film X", not the indefinite "a member
   of X") -> "What is the director of film X?". A bare noun that is itself the "of" object of a reference
   ("date of *death* of ...", "place of *birth* of ...") is part of its parent's relation name, not a hop.
@@ -47,6 +47,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from stratagraph.ingest.extractors.spacy_nlp import NUMERIC_LABELS
+
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc, Token
@@ -65,7 +67,8 @@ _TITLE_LINKS = frozenset(
 _INDEFINITE = frozenset({"a", "an", "any", "some", "another"})
 _COORD_WORDS = frozenset({"and", "or"})
 _DISTRIBUTIVE = frozenset({"both", "either", "neither"})
-_NUMERIC_ENTS = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL"})
+#: spaCy entity labels of numbers and dates, which are not named entities (as in query linking)
+NUMERIC_ENTS = NUMERIC_LABELS  # dates and amounts are values, never entities
 
 RefKind = Literal["relative", "possessive", "of"]
 
@@ -85,9 +88,12 @@ class SubQuery(BaseModel):
     def render(self, bindings: Mapping[str, str] | None = None) -> str:
         """The text with each placeholder replaced by its binding (or dropped when unbound)."""
         bindings = bindings or {}
-        text = VAR_PATTERN.sub(lambda m: bindings.get(m.group(1), ""), self.text)
-        text = re.sub(r"\s+([?,.!])", r"\1", re.sub(r"\s{2,}", " ", text))
-        return text.strip()
+        return _tidy(VAR_PATTERN.sub(lambda m: bindings.get(m.group(1), ""), self.text))
+
+
+def _tidy(text: str) -> str:
+    """Single spaces, no space before punctuation, no outer whitespace."""
+    return re.sub(r"\s+([?,.!])", r"\1", re.sub(r"\s{2,}", " ", text)).strip()
 
 
 # ------------------------------------------------------------------------------------------ parsing
@@ -297,7 +303,7 @@ class Coordination:
 
 
 def _candidates(doc: Doc, refs: Sequence[Reference]) -> list[tuple[int, int]]:
-    spans = {(e.start, e.end) for e in doc.ents if e.label_ not in _NUMERIC_ENTS}
+    spans = {(e.start, e.end) for e in doc.ents if e.label_ not in NUMERIC_ENTS}
     for chunk in doc.noun_chunks:
         start = chunk.start
         while start < chunk.end and doc[start].lower_ in _DISTRIBUTIVE:
@@ -305,7 +311,7 @@ def _candidates(doc: Doc, refs: Sequence[Reference]) -> list[tuple[int, int]]:
         if start < chunk.end:
             spans.add((start, chunk.end))
     spans.update((r.start, r.end) for r in refs)
-    # runs of capitalised words ("Aas Ka Panchhi")
+    # runs of capitalised words ("Blue Harbor Nights")
     i = 0
     while i < len(doc):
         if doc[i].text[:1].isupper() and doc[i].i > 0:
@@ -321,7 +327,7 @@ def _candidates(doc: Doc, refs: Sequence[Reference]) -> list[tuple[int, int]]:
 def _nameish(doc: Doc, span: tuple[int, int], refs: Sequence[Reference]) -> bool:
     if any((r.start, r.end) == span and not r.focus for r in refs):
         return True
-    return any(doc[i].pos_ == "PROPN" or doc[i].ent_type_ not in ("", *_NUMERIC_ENTS) for i in range(*span))
+    return any(doc[i].pos_ == "PROPN" or doc[i].ent_type_ not in ("", *NUMERIC_ENTS) for i in range(*span))
 
 
 def find_coordinations(doc: Doc, refs: Sequence[Reference] = ()) -> list[Coordination]:
@@ -362,7 +368,7 @@ def _render(doc: Doc, start: int, end: int, subs: Mapping[int, tuple[int, str]],
         if i not in drop:
             parts.append(doc[i].text_with_ws)
         i += 1
-    return re.sub(r"\s+([?,.!])", r"\1", re.sub(r"\s{2,}", " ", "".join(parts))).strip()
+    return _tidy("".join(parts))
 
 
 def _question(text: str) -> str:

@@ -49,6 +49,7 @@ from stratagraph.retrieval.base import (
     RetrievalResult,
     Scored,
     chroma_where,
+    chunk_doc_id,
     ranked,
     rrf,
 )
@@ -107,8 +108,9 @@ class FactPaths(BaseModel):
 # ------------------------------------------------------------------------------------------ helpers
 
 
-def _confidence(node: Node | None) -> float:
-    """A node's extraction confidence in [0, 1]; 1 when it has none (or an unreadable one)."""
+def node_confidence(node: Node | None) -> float:
+    """A node's extraction confidence ``conf`` in [0, 1] (BiG-RAG §3); 1 when it has none (or an unreadable
+    one)."""
     if node is None:
         return 1.0
     value = node.props.get("confidence")
@@ -119,8 +121,9 @@ def _confidence(node: Node | None) -> float:
     return min(max(conf, 0.0), 1.0)
 
 
-def _allowed(node_or_doc_ids: Iterable[str], allowed: set[str] | None) -> bool:
-    return allowed is None or any(d in allowed for d in node_or_doc_ids)
+def in_allowed(doc_ids: Iterable[str], allowed: set[str] | None) -> bool:
+    """Whether a node or edge with these ``doc_ids`` belongs to an allowed document (None: no filter)."""
+    return allowed is None or any(d in allowed for d in doc_ids)
 
 
 def _by_score(hits: Iterable[FactHit]) -> list[FactHit]:
@@ -151,7 +154,7 @@ def bipartite_index(ctx: RetrievalContext) -> BipartiteIndex:
     def build() -> BipartiteIndex:
         index = BipartiteIndex()
         for node in ctx.graph.nodes_by_label(NodeLabel.FACT):
-            index.confidence[node.id] = _confidence(node)
+            index.confidence[node.id] = node_confidence(node)
             index.docs[node.id] = tuple(node.doc_ids)
             index.description[node.id] = str(node.props.get("description") or "")
         facts_of: dict[str, set[str]] = {}
@@ -198,9 +201,9 @@ def entity_path(
     entities: list[EntityHit] = []
     for link in linked:
         node = nodes.get(link.entity_id)
-        if node is None or node.label != NodeLabel.ENTITY or not _allowed(node.doc_ids, allowed):
+        if node is None or node.label != NodeLabel.ENTITY or not in_allowed(node.doc_ids, allowed):
             continue
-        conf = _confidence(node)
+        conf = node_confidence(node)
         entities.append(
             EntityHit(
                 entity_id=link.entity_id,
@@ -217,7 +220,7 @@ def entity_path(
     via: dict[str, list[str]] = {}
     for entity in entities:
         # the entity's facts in allowed documents: its bipartite edges in the (filtered) graph
-        fact_ids = [f for f in index.facts_of.get(entity.entity_id, ()) if _allowed(index.docs[f], allowed)]
+        fact_ids = [f for f in index.facts_of.get(entity.entity_id, ()) if in_allowed(index.docs[f], allowed)]
         for fact_id in fact_ids:
             # one random-walk step: w(e) spread evenly over e's facts
             sums[fact_id] = sums.get(fact_id, 0.0) + entity.weight / len(fact_ids)
@@ -255,7 +258,7 @@ def relation_path(
     index = bipartite_index(ctx)
     out: list[FactHit] = []
     for hit in hits:
-        if hit.id not in index.confidence or not _allowed(index.docs[hit.id], allowed):
+        if hit.id not in index.confidence or not in_allowed(index.docs[hit.id], allowed):
             continue  # a stale vector row, or a fact shared with a filtered-out document only
         conf = index.confidence[hit.id]
         out.append(FactHit(id=hit.id, score=hit.score * conf, description=index.description[hit.id], confidence=conf))
@@ -322,7 +325,7 @@ def fact_support(ctx: RetrievalContext, fact_ids: Sequence[str], allowed: set[st
         for c in chunk_ids
         if (n := nodes.get(c)) is not None
         and n.label == NodeLabel.CHUNK
-        and (allowed is None or str(n.props.get("doc_id") or (n.doc_ids[0] if n.doc_ids else "")) in allowed)
+        and (allowed is None or chunk_doc_id(n) in allowed)
     }
     out = FactSupport(names=names)
     for f in fact_ids:
@@ -345,14 +348,24 @@ def chunks_from_facts(fused: Sequence[ScoredId], support: Mapping[str, Sequence[
     return [Scored(id=s.id, score=s.score, via=via[s.id]) for s in ranked(scores)]
 
 
+def fuse_rankings(rankings: Sequence[Sequence[ScoredId | Scored]], k: int = RRF_K) -> list[Scored]:
+    """RRF (§4.2.3, 1-based ranks, ties by id) of several chunk rankings; a fused chunk keeps the ``via`` of
+    the first ranking that gives it one (the graph items that put it there)."""
+    via: dict[str, list[str]] = {}
+    for ranking in rankings:
+        for item in ranking:
+            if isinstance(item, Scored) and item.via:
+                via.setdefault(item.id, item.via)
+    fused = rrf([[item.id for item in ranking] for ranking in rankings], k=k)
+    return [Scored(id=s.id, score=s.score, via=list(via.get(s.id, []))) for s in fused]
+
+
 def passage_ranking(
     fact_chunks: Sequence[Scored], dense: Sequence[ScoredId], k: int = RRF_K
 ) -> list[Scored]:
     """RRF of the fact-derived chunk list and the dense chunk list (so chunks without facts stay
     reachable); ``via`` keeps the facts that supported a chunk."""
-    via = {c.id: c.via for c in fact_chunks}
-    fused = rrf([[c.id for c in fact_chunks], [d.id for d in dense]], k=k)
-    return [Scored(id=s.id, score=s.score, via=list(via.get(s.id, []))) for s in fused]
+    return fuse_rankings([fact_chunks, dense], k=k)
 
 
 # ------------------------------------------------------------------------------------------ retriever

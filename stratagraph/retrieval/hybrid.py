@@ -28,24 +28,17 @@ too), the vector list first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
 from stratagraph.graph_store.base import ScoredId
-from stratagraph.retrieval.base import (
-    RRF_K,
-    Filters,
-    RetrievalContext,
-    RetrievalResult,
-    Scored,
-    ranked,
-    rrf,
-)
-from stratagraph.retrieval.dual_path import bipartite_index
+from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, ranked
+from stratagraph.retrieval.base import chunk_doc_id
+from stratagraph.retrieval.dual_path import bipartite_index, fuse_rankings, in_allowed
 from stratagraph.retrieval.query_linking import LinkedEntity, link_query
-from stratagraph.schema import Edge, EdgeType, Node, NodeLabel
+from stratagraph.schema import Edge, EdgeType, NodeLabel
 
 NAME = "hybrid"
 
@@ -104,14 +97,6 @@ class GraphContext(BaseModel):
 # ------------------------------------------------------------------------------------------ helpers
 
 
-def _visible(doc_ids: Sequence[str], allowed: set[str] | None) -> bool:
-    return allowed is None or any(d in allowed for d in doc_ids)
-
-
-def _chunk_doc(node: Node) -> str:
-    return str(node.props.get("doc_id") or (node.doc_ids[0] if node.doc_ids else ""))
-
-
 def _predicate(edge: Edge) -> str:
     return str(edge.props.get("predicate") or edge.key or "related_to")
 
@@ -135,16 +120,16 @@ def graph_context(
     entities = [
         e
         for e in linked
-        if (n := nodes.get(e.entity_id)) is not None and n.label == NodeLabel.ENTITY and _visible(n.doc_ids, allowed)
+        if (n := nodes.get(e.entity_id)) is not None and n.label == NodeLabel.ENTITY and in_allowed(n.doc_ids, allowed)
     ]
     seeds = {e.entity_id: e.score for e in entities}
     facts_of = {
-        eid: [f for f in index.facts_of.get(eid, ()) if _visible(index.docs[f], allowed)] for eid in sorted(seeds)
+        eid: [f for f in index.facts_of.get(eid, ()) if in_allowed(index.docs[f], allowed)] for eid in sorted(seeds)
     }
     triple_edges = [
         e
         for e in sub.edges
-        if (e.src in seeds or e.dst in seeds) and e.src in nodes and e.dst in nodes and _visible(e.doc_ids, allowed)
+        if (e.src in seeds or e.dst in seeds) and e.src in nodes and e.dst in nodes and in_allowed(e.doc_ids, allowed)
     ]
     degree = {eid: len(fs) for eid, fs in facts_of.items()}
     for e in triple_edges:
@@ -228,7 +213,7 @@ def supporting_chunks(ctx: RetrievalContext, graph: GraphContext, allowed: set[s
             ends = (index.mentioned_in.get(t.subject_id, frozenset()), index.mentioned_in.get(t.object_id, frozenset()))
             triple_chunks[i] = ends[0] & ends[1]
     wanted = sorted({c for cs in (*fact_chunks.values(), *triple_chunks.values()) for c in cs})
-    doc_of = {n.id: _chunk_doc(n) for n in ctx.graph.get_nodes(wanted) if n.label == NodeLabel.CHUNK}
+    doc_of = {n.id: chunk_doc_id(n) for n in ctx.graph.get_nodes(wanted) if n.label == NodeLabel.CHUNK}
     ok = {c for c, d in doc_of.items() if allowed is None or d in allowed}
     out = Support()
     for fid, chunks in fact_chunks.items():
@@ -263,9 +248,7 @@ def graph_chunk_ranking(graph: GraphContext, support: Support) -> list[Scored]:
 def fuse_passages(dense: Sequence[ScoredId], graph_chunks: Sequence[Scored], k: int = RRF_K) -> list[Scored]:
     """RRF of the vector list and the graph context's supporting chunks (HybridRAG §4.4 order: vector
     first; with equal weights the order only matters for ties, which break by id)."""
-    via: Mapping[str, list[str]] = {c.id: c.via for c in graph_chunks}
-    fused = rrf([[d.id for d in dense], [c.id for c in graph_chunks]], k=k)
-    return [Scored(id=s.id, score=s.score, via=list(via.get(s.id, []))) for s in fused]
+    return fuse_rankings([dense, graph_chunks], k=k)
 
 
 # ------------------------------------------------------------------------------------------ retriever

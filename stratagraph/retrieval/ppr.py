@@ -60,6 +60,7 @@ class PPRParams(BaseModel):
     tol: float = 1e-6
     fuse_weights: tuple[float, float, float, float, float] = (1.0, 1.0, 1.0, 1.0, 2.0)  # ppr, dense, bm25, linked, out
     described_by_weight: float = 2.0
+    rrf_k: int = RRF_K
 
 
 @dataclass
@@ -235,7 +236,7 @@ def retrieve(
     linked, out = hop_lists(ctx, wg, links, scores)
     fused = rrf(
         [[h.id for h in walk], [h.id for h in dense], [h.id for h in sparse], linked, out],
-        k=RRF_K,
+        k=params.rrf_k,
         weights=params.fuse_weights,
     )
     via = defaultdict(list)

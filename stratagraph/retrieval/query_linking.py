@@ -18,13 +18,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from stratagraph.ingest.extractors.spacy_nlp import NUMERIC_LABELS
 from stratagraph.retrieval.base import RetrievalContext
 from stratagraph.schema import NodeLabel
 
 ENTITY_COLLECTION = "entities"
 MAX_NGRAM = 8
 _WORD = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*", re.UNICODE)
-_NUMERIC_LABELS = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL"})
 _QUESTION_WORDS = frozenset(
     """what which who whom whose when where why how is are was were do does did the a an of in on for to and or
     by with from at as that this these those be been it its""".split()
@@ -120,7 +120,7 @@ def mentions(ctx: RetrievalContext, query: str) -> list[Mention]:
     doc = ctx.nlp()(query)
     found: dict[tuple[int, int], Mention] = {}
     for ent in doc.ents:
-        if ent.label_ in _NUMERIC_LABELS:
+        if ent.label_ in NUMERIC_LABELS:
             continue
         found[(ent.start_char, ent.end_char)] = Mention(
             text=ent.text, start=ent.start_char, end=ent.end_char, label=ent.label_

@@ -36,14 +36,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from stratagraph.graph_store.base import ScoredId
-from stratagraph.retrieval.base import (
-    RRF_K,
-    Filters,
-    RetrievalContext,
-    RetrievalResult,
-    ranked,
-    rrf,
-)
+from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, ranked, rrf
 from stratagraph.schema import EdgeType, NodeLabel
 
 STRATEGY = "top_down"
@@ -378,6 +371,6 @@ def retrieve(ctx: RetrievalContext, query: str, k: int = 10, filters: Filters | 
         strategy=STRATEGY,
         query=query,
         k=k,
-        evidence=ctx.evidence(result.fused[:k], k, filters),
+        evidence=ctx.evidence(result.fused, k, filters),
         context=context_of(result.screening),
     )

@@ -54,21 +54,15 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from stratagraph.retrieval.base import (
-    RRF_K,
-    Filters,
-    RetrievalContext,
-    RetrievalResult,
-    Scored,
-    ranked,
-    rrf,
-)
+from stratagraph.graph_store.base import GraphStore
+from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, ranked
 from stratagraph.retrieval.classify import TraversalParams, classify
 from stratagraph.retrieval.decompose import SubQuery, decompose
+from stratagraph.retrieval.dual_path import fuse_rankings, node_confidence
 from stratagraph.retrieval.query_linking import QueryLinks, link_query
 from stratagraph.schema import EdgeType, NodeLabel
 
-#: λ: a fact one hop further from the seeds scores this much less (the brief's hop decay)
+#: λ: a fact one hop further from the seeds scores this much less (ours, see "What the paper leaves open")
 HOP_DECAY = 0.5
 #: most facts kept per hop in the trace (never fewer than K)
 HOP_BEAM = 100
@@ -131,7 +125,7 @@ class BipartiteIndex:
         return max(math.log(n / deg), 0.0) / math.log(n)
 
     @classmethod
-    def from_graph(cls, graph: Any) -> BipartiteIndex:
+    def from_graph(cls, graph: GraphStore) -> BipartiteIndex:
         """Read the bipartite layer with four batched reads (facts, chunks, IN_FACT/SUPPORTED_BY/DESCRIBED_BY
         edges)."""
         facts = graph.nodes_by_label(NodeLabel.FACT)
@@ -149,9 +143,7 @@ class BipartiteIndex:
         fact_pos = {f: i for i, f in enumerate(fact_ids)}
         conf = np.ones(len(fact_ids), dtype=np.float64)
         for f in facts:
-            value = f.props.get("confidence")
-            if isinstance(value, (int, float)):
-                conf[fact_pos[f.id]] = min(max(float(value), 0.0), 1.0)
+            conf[fact_pos[f.id]] = node_confidence(f)
         incidence: list[tuple[str, int]] = []
         supports: list[list[str]] = [[] for _ in fact_ids]
         described: dict[str, set[str]] = {}
@@ -254,9 +246,6 @@ class FactRelevance:
             sims = self.vectors[missing] @ self.query
             self._values[missing] = np.clip(sims.astype(np.float64), 0.0, None) * self.index.fact_conf[missing]
         return self._values[facts]
-
-    def all(self) -> np.ndarray:
-        return self(np.arange(len(self.index.fact_ids)))
 
 
 Relevance = FactRelevance | np.ndarray
@@ -475,7 +464,7 @@ def _inside(short: str, long: str) -> bool:
 def trusted_links(index: BipartiteIndex, links: QueryLinks) -> QueryLinks:
     """The links a traversal starts from: an embedding neighbour of a mention that also has an exact name
     match is dropped (the exact name is the entity meant), and so is an entity named by a word inside a
-    quoted page title unless that page describes it ("Song" inside "Come Dance With Me (Song)")."""
+    quoted page title unless that page describes it ("Film" inside "Blue Harbor (Film)")."""
     exact = [e.mention.lower() for e in links.entities if e.how == "exact"]
     page_mentions = [(p.mention.lower(), p.node_id) for p in links.pages]
     kept = []
@@ -584,13 +573,15 @@ def run_sub_queries(
 def _relation_path(
     index: BipartiteIndex, rel: Relevance | None, k: int, allowed: np.ndarray | None
 ) -> dict[str, float]:
-    """The top-k facts by ``sim·conf`` (§4.2.2), as initial relations of weight 1."""
+    """The top-k facts by ``sim·conf`` (§4.2.2; ties by fact id), as initial relations of weight 1."""
     if not index.fact_ids:
         return {}
     scores = _relevance_of(rel, index, np.arange(len(index.fact_ids)))
     scores = scores if allowed is None else np.where(allowed, scores, 0.0)
     k = min(k, len(scores))
-    top = np.argpartition(-scores, k - 1)[:k]
+    kth = np.partition(scores, len(scores) - k)[len(scores) - k]  # the k-th best score
+    near = np.flatnonzero(scores >= kth)  # positions follow sorted ids: the lexsort breaks ties by id
+    top = near[np.lexsort((near, -scores[near]))][:k]
     return {index.fact_ids[int(j)]: 1.0 for j in top if scores[j] > 0}
 
 
@@ -699,11 +690,8 @@ def retrieve(ctx: RetrievalContext, query: str, k: int = 10, filters: Filters | 
     seeds = assign_seeds(trusted_links(index, links), subs)
     runs = run_sub_queries(index, subs, seeds, cls.params, rels, allowed_facts)
     graph = chunk_ranking(index, runs, ctx.allowed_docs(filters))
-    dense = [h.id for h in ctx.chunk_scores(query, max(DENSE_DEPTH, k), filters)]
-    why = {s.id: s.via for s in graph}
-    fused = [
-        Scored(id=s.id, score=s.score, via=why.get(s.id, [])) for s in rrf([[s.id for s in graph], dense], k=RRF_K)
-    ]
+    dense = ctx.chunk_scores(query, max(DENSE_DEPTH, k), filters)
+    fused = fuse_rankings([graph, dense], k=RRF_K)
     names = _names(ctx, [e for r in runs for e in (*r.seeds, *r.bindings)])
     return RetrievalResult(
         strategy="traversal",

@@ -5,17 +5,17 @@
 ``Document`` s or a dict for the program; see :mod:`stratagraph.tools.common`) and hand errors back as an
 error ``ToolMessage`` instead of raising, so an agent loop can recover.
 
-=======================  ==================================================================================
-``search_chunks``        passages by any retrieval strategy (default ``rrf``), metadata filters
-``search_entities``      entities by name similarity, with type, description, aliases
-``search_facts``         n-ary facts by similarity, with confidence, entities and supporting passages
-``expand_entity``        an entity's facts, RELATED triples and the passages that mention it (one hop)
-``traverse``             BiG-RAG adaptive traversal (strategy ``traversal``)
-``browse_sections``      the document / section tree, level by level, with chunk counts
-``aggregate_communities`` BAG-RAG bottom-up communities (strategy ``bottom_up``)
-``personalized_pagerank`` nodes ranked by personalised PageRank from seed entities
-``calculate``            exact decimal arithmetic over an ``ast`` whitelist (no eval)
-=======================  ==================================================================================
+===========================  ==================================================================================
+``search_chunks``            passages by any retrieval strategy (default ``rrf``), metadata filters
+``search_entities``          entities by name similarity, with type, description, aliases
+``search_facts``             n-ary facts by similarity, with confidence, entities and supporting passages
+``expand_entity``            an entity's facts, RELATED triples and the passages that mention it (one hop)
+``traverse``                 BiG-RAG adaptive traversal (strategy ``traversal``)
+``browse_sections``          the document / section tree, level by level, with chunk counts
+``aggregate_communities``    BAG-RAG bottom-up communities (strategy ``bottom_up``)
+``personalized_pagerank``    nodes ranked by personalised PageRank from seed entities
+``calculate``                exact decimal arithmetic over an ``ast`` whitelist (no eval)
+===========================  ==================================================================================
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from stratagraph.retrieval import RetrievalContext, Scored
+from stratagraph.retrieval.dual_path import node_confidence
 from stratagraph.schema import EdgeType, Node, NodeLabel
 from stratagraph.tools.common import (
     MAX_K,
@@ -83,7 +84,7 @@ def describe_node(node: Node) -> str:
     if node.label == NodeLabel.ENTITY:
         return f"entity {entity_label(node)}"
     if node.label == NodeLabel.FACT:
-        return f"fact [{node.id}] (confidence {float(props.get('confidence', 1.0)):.2f}) " + clip(
+        return f"fact [{node.id}] (confidence {node_confidence(node):.2f}) " + clip(
             str(props.get("description") or ""), 300
         )
     if node.label == NodeLabel.SECTION:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from stratagraph.retrieval import RetrievalContext, Scored
 from stratagraph.retrieval.base import Evidence, chroma_where
+from stratagraph.retrieval.dual_path import node_confidence
 from stratagraph.schema import Edge, EdgeType, Node, NodeLabel
 from stratagraph.tools.common import (
     FACT_COLLECTION,
@@ -97,16 +98,9 @@ def fact_details(ctx: RetrievalContext, fact_ids: list[str]) -> dict[str, FactIn
     return out
 
 
-def _confidence(node: Node) -> float:
-    try:
-        return float(node.props.get("confidence", 1.0))
-    except (TypeError, ValueError):
-        return 0.0
-
-
 def _fact_line(info: FactInfo, cite: dict[str, int], score: float | None = None) -> str:
     props = info.node.props
-    bits = [f"confidence {_confidence(info.node):.2f}"]
+    bits = [f"confidence {node_confidence(info.node):.2f}"]
     if props.get("type"):
         bits.append(f"type {props['type']}")
     if score is not None:
@@ -123,7 +117,7 @@ def _fact_line(info: FactInfo, cite: dict[str, int], score: float | None = None)
 def _fact_document(info: FactInfo, score: float | None = None) -> Document:
     props = info.node.props
     meta = {
-        "confidence": _confidence(info.node),
+        "confidence": node_confidence(info.node),
         "type": str(props.get("type") or ""),
         "entity_ids": [e.id for e in info.entities],
         "entities": [str(e.props.get("name") or e.id) for e in info.entities],
@@ -223,7 +217,7 @@ def _entity_facts(ctx: RetrievalContext, entity_id: str, k: int) -> tuple[list[F
     """The entity's facts, most confident first (then id), at most ``k``; and how many it has."""
     fact_ids = sorted({e.dst for e in ctx.graph.get_edges(src=entity_id, types=[EdgeType.IN_FACT])})
     nodes = [n for n in ctx.graph.get_nodes(fact_ids) if n.label == NodeLabel.FACT]
-    nodes.sort(key=lambda n: (-_confidence(n), n.id))
+    nodes.sort(key=lambda n: (-node_confidence(n), n.id))
     chosen = [n.id for n in nodes[:k]]
     details = fact_details(ctx, chosen)
     return [details[f] for f in chosen if f in details], len(nodes)

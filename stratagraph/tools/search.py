@@ -35,7 +35,7 @@ from stratagraph.tools.common import (
 STRATEGY_HINTS: dict[str, str] = {
     "vector": "dense embedding similarity (paraphrases)",
     "lexical": "BM25 keyword match (rare names, codes, exact numbers)",
-    "rrf": "vector and lexical fused; a good default",
+    "rrf": "vector and lexical fused (a good default)",
     "hybrid": "HybridRAG: vector passages plus knowledge-graph context",
     "dual_path": "BiG-RAG: entity path and fact path fused",
     "traversal": "BiG-RAG adaptive multi-hop traversal of entities and facts",

@@ -8,15 +8,14 @@ import pytest
 from stratagraph.retrieval import RetrievalContext, retrieve
 from stratagraph.retrieval import bottom_up as bu
 from stratagraph.retrieval import top_down as td
-from tests.retrieval.graph_builder import GraphBuilder
 from tests.retrieval.test_top_down import QUERY, build_budget_tree
 
 LEAK = "How many potholes did road crews fill? 4,000 potholes."
 
 
 @pytest.fixture
-def ctx(settings):
-    g = GraphBuilder(settings)
+def ctx(builder):
+    g = builder
     build_budget_tree(g)
     for key, name in [("road crews", "Road Crews"), ("city streets", "City Streets"), ("state grant", "State Grant"),
                       ("inspectors", "Bridge Inspectors"), ("harbor bridge", "Harbor Bridge"),
@@ -39,9 +38,7 @@ def ctx(settings):
     # The most query-like statement of the store, supported by a chunk of an unkept section ("Annex Tables",
     # whose heading and text are unrelated) and sharing the entity "Road Crews" with a kept fact.
     g.fact("f_leak", LEAK, entities=["road crews"], chunks=["annex#0"])
-    ctx = g.build()
-    yield ctx
-    g.close()
+    return g.build()
 
 
 def test_stays_inside_the_kept_sections(ctx):

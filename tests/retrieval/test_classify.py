@@ -32,7 +32,7 @@ def test_single_entity_wh_questions_are_simple(nlp, question):
 @pytest.mark.parametrize(
     "question",
     [
-        "Are Christopher Nolan and Sathish Kalathil both film directors?",
+        "Are Mara Quill and Tom Bell both film directors?",
         "Who was born first, Jean Martin or Dinah Shore?",
     ],
 )
@@ -47,7 +47,7 @@ def test_multi_entity_questions_without_chaining_are_moderate(nlp, question):
     "question",
     [
         "Who is the spouse of the director of the film that won Best Picture in 2019?",  # the paper's example
-        "When did Lothair II's mother die?",
+        "When did Ivo Lenz's mother die?",
         "Where was the director of film Blue Harbor born?",
     ],
 )
@@ -66,10 +66,10 @@ def test_features_follow_algorithm_3(nlp):
     assert f.clause_depth == 1  # one relcl ("that won ...")
     assert not f.has_possessive
     assert f.nested_references == 2  # the film, then its director
-    poss = features(nlp, "When did Lothair II's mother die?")
+    poss = features(nlp, "When did Ivo Lenz's mother die?")
     assert poss.has_possessive and poss.nested_references == 1 and poss.interrogative == "when"
-    pair = features(nlp, "Are Christopher Nolan and Sathish Kalathil both film directors?")
-    assert pair.entities == ["Christopher Nolan", "Sathish Kalathil"] and pair.num_entities == 2
+    pair = features(nlp, "Are Mara Quill and Tom Bell both film directors?")
+    assert pair.entities == ["Mara Quill", "Tom Bell"] and pair.num_entities == 2
 
 
 def test_algorithm_3_decision_rules(nlp):

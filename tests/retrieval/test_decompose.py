@@ -38,9 +38,9 @@ def test_nested_of_chain_resolves_the_inner_reference_first(nlp):
 
 
 def test_possessive_becomes_an_of_question(nlp):
-    subs = decompose(nlp, "Where did Sylvia Burka's husband die?")
+    subs = decompose(nlp, "Where did Eda Marsh's husband die?")
     assert _plan(subs) == [
-        ("What is the husband of Sylvia Burka?", "var1", []),
+        ("What is the husband of Eda Marsh?", "var1", []),
         ("Where did {var1} die?", FINAL, ["var1"]),
     ]
 
@@ -58,10 +58,10 @@ def test_coordinated_names_split_into_independent_sub_questions(nlp):
         ("Who was born first, Dinah Shore?", "var2", []),
         ("Who was born first, Jean Martin or Dinah Shore?", FINAL, ["var1", "var2"]),
     ]
-    both = decompose(nlp, "Are Christopher Nolan and Sathish Kalathil both film directors?")
+    both = decompose(nlp, "Are Mara Quill and Tom Bell both film directors?")
     assert [s.text for s in both[:2]] == [
-        "Are Christopher Nolan film directors?",
-        "Are Sathish Kalathil film directors?",
+        "Are Mara Quill film directors?",
+        "Are Tom Bell film directors?",
     ]
 
 

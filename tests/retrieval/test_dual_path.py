@@ -7,27 +7,16 @@ import pytest
 
 from stratagraph.retrieval import dual_path as dp
 from stratagraph.retrieval import retrieve
-from tests.retrieval.graph_builder import GraphBuilder
 
 
 @pytest.fixture
-def ctx(settings):
-    g = GraphBuilder(settings)
-    g.doc("acme", "Acme Corp History", metadata={"year": 2024})
-    g.section("acme", "acme/s1", "Founding")
-    g.chunk("acme/s1", "acme#1#0", "Acme Corp was founded by Bob Smith in 1990.")
+def ctx(founders):
+    g = founders  # Acme Corp History / Zeta Labs with their founding chunks, companies and founders
     g.chunk("acme/s1", "acme#1#1", "Acme Corp sells solar panels across Europe.")
     g.chunk("acme/s1", "acme#1#2", "Jonathan Hargreave played the cello in a Leeds orchestra.")
-    g.doc("zeta", "Zeta Labs", metadata={"year": 2023})
-    g.section("zeta", "zeta/s1", "Company")
-    g.chunk("zeta/s1", "zeta#1#0", "Zeta Labs was founded by Carol Jones in 1995.")
     g.chunk("zeta/s1", "zeta#1#1", "Zeta Labs builds quantum sensors.")
     g.chunk("zeta/s1", "zeta#1#2", "The cafeteria serves soup on Fridays.")  # no fact: reachable by the dense list only
-    g.entity("acme", "Acme Corp", type="ORG", docs=["acme"])
-    g.entity("bob smith", "Bob Smith", type="PERSON", docs=["acme"])
     g.entity("jonathan hargreave", "Jonathan Hargreave", type="PERSON", docs=["acme"])
-    g.entity("zeta labs", "Zeta Labs", type="ORG", docs=["zeta"])
-    g.entity("carol jones", "Carol Jones", type="PERSON", docs=["zeta"])
     # confidences chosen so both paths' orders are unambiguous
     g.fact("f1", "Acme Corp was founded by Bob Smith in 1990.", ["acme", "bob smith"], ["acme#1#0"], confidence=0.9)
     g.fact("f2", "Acme Corp sells solar panels across Europe.", ["acme"], ["acme#1#1"], confidence=0.3)
@@ -36,9 +25,7 @@ def ctx(settings):
     )
     g.fact("f4", "Zeta Labs builds quantum sensors.", ["zeta labs"], ["zeta#1#1"], confidence=0.1)
     g.fact("f5", "Jonathan Hargreave played the cello in a Leeds orchestra.", ["jonathan hargreave"], ["acme#1#2"])
-    ctx = g.build()
-    yield ctx
-    g.close()
+    return g.build()
 
 
 QUESTION = "Who founded Acme Corp?"

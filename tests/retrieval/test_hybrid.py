@@ -8,26 +8,15 @@ import pytest
 from stratagraph.retrieval import hybrid as hy
 from stratagraph.retrieval import retrieve
 from stratagraph.retrieval.query_linking import link_query
-from tests.retrieval.graph_builder import GraphBuilder
 
 
 @pytest.fixture
-def ctx(settings):
-    g = GraphBuilder(settings)
-    g.doc("acme", "Acme Corp History", metadata={"year": 2024})
-    g.section("acme", "acme/s1", "Founding")
-    g.chunk("acme/s1", "acme#1#0", "Acme Corp was founded by Bob Smith in 1990.")
+def ctx(founders):
+    g = founders  # Acme Corp History / Zeta Labs with their founding chunks, companies and founders
     g.chunk("acme/s1", "acme#1#1", "Acme Corp is headquartered in Denver, where its engineers design solar panels.")
     g.chunk("acme/s1", "acme#1#2", "The annual picnic was held by the river.")
-    g.doc("zeta", "Zeta Labs", metadata={"year": 2023})
-    g.section("zeta", "zeta/s1", "Company")
-    g.chunk("zeta/s1", "zeta#1#0", "Zeta Labs was founded by Carol Jones in 1995.")
     g.chunk("zeta/s1", "zeta#1#1", "Zeta Labs opened an office in Denver that builds quantum sensors.")
-    g.entity("acme", "Acme Corp", type="ORG", docs=["acme"])
-    g.entity("bob smith", "Bob Smith", type="PERSON", docs=["acme"])
     g.entity("denver", "Denver", type="GPE", docs=["acme", "zeta"])
-    g.entity("zeta labs", "Zeta Labs", type="ORG", docs=["zeta"])
-    g.entity("carol jones", "Carol Jones", type="PERSON", docs=["zeta"])
     g.fact("f1", "Acme Corp was founded by Bob Smith in 1990.", ["acme", "bob smith"], ["acme#1#0"], confidence=0.9)
     g.fact("f2", "Acme Corp is headquartered in Denver.", ["acme", "denver"], ["acme#1#1"], confidence=0.8)
     g.fact("f3", "Zeta Labs was founded by Carol Jones in 1995.", ["zeta labs", "carol jones"], ["zeta#1#0"])
@@ -44,9 +33,7 @@ def ctx(settings):
     g.related("acme", "denver", "headquartered_in")  # no chunk listed: chunks mentioning both ends
     g.related("zeta labs", "denver", "has_office_in", chunk="zeta#1#1")
     g.related("carol jones", "zeta labs", "founded", chunk="zeta#1#0")
-    ctx = g.build()
-    yield ctx
-    g.close()
+    return g.build()
 
 
 def _triples(context: dict) -> set[tuple[str, str, str]]:

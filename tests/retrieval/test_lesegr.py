@@ -18,7 +18,6 @@ from stratagraph.retrieval.lesegr import (
     messages,
     propagate,
 )
-from tests.retrieval.graph_builder import GraphBuilder
 
 QUERY = "Which enzyme binds the Korvath zygote receptor in the Plimsoll assay?"
 A = "zeta#1#0"  # cited by B
@@ -28,8 +27,8 @@ TWIN_TEXT = "The Xylo enzyme binds a membrane receptor during cell division."
 
 
 @pytest.fixture
-def ctx(settings):
-    g = GraphBuilder(settings)
+def ctx(builder):
+    g = builder
     g.doc("alpha", "Enzyme Notes", metadata={"year": 2023})
     g.section("alpha", "alpha/s1", "Binding")
     g.chunk("alpha/s1", A_COPY, TWIN_TEXT)
@@ -46,9 +45,7 @@ def ctx(settings):
     g.chunk("other/s1", "other#1#0", "Rainfall in the valley doubled during the monsoon season.")
     g.chunk("other/s1", "other#1#1", "Storm drains overflowed twice in August.")
     g.edge("CITES", B, A, weight=0.8)
-    ctx = g.build()
-    yield ctx
-    g.close()
+    return g.build()
 
 
 def _rank(result, chunk_id: str) -> int:
@@ -104,8 +101,8 @@ def test_same_store_and_query_give_the_same_result(ctx):
     assert [e.score for e in first.evidence] == sorted((e.score for e in first.evidence), reverse=True)
 
 
-def test_chunk_graph_expands_documents_and_sections(settings):
-    g = GraphBuilder(settings)
+def test_chunk_graph_expands_documents_and_sections(builder):
+    g = builder
     g.doc("p", "Paper", metadata={})
     g.section("p", "p/s1", "Intro")
     g.chunk("p/s1", "p#0", "We build on prior results.")
@@ -121,29 +118,26 @@ def test_chunk_graph_expands_documents_and_sections(settings):
     g.edge("REFERS_TO", "p#1", "p/s2")  # chunk -> section: that section's (sub)tree of chunks
     g.edge("SIMILAR", "r#1", "p#2", weight=0.7)
     ctx = g.build()
-    try:
-        cg = build_chunk_graph(ctx.graph)
+    cg = build_chunk_graph(ctx.graph)
 
-        def around(c: str) -> set[tuple[str, str, str, str]]:
-            return {(n.id, n.edge_type, n.direction, n.via) for n in cg.neighbours(c)}
+    def around(c: str) -> set[tuple[str, str, str, str]]:
+        return {(n.id, n.edge_type, n.direction, n.via) for n in cg.neighbours(c)}
 
-        assert around("p#0") == {
-            ("p#1", "NEXT", "out", ""), ("r#0", "CITES", "out", "r"), ("r#1", "CITES", "out", "r")
-        }
-        assert around("p#1") == {
-            ("p#0", "NEXT", "in", ""), ("p#2", "NEXT", "out", ""), ("p#2", "REFERS_TO", "out", "p/s2")
-        }
-        assert around("p#2") == {
-            ("p#1", "NEXT", "in", ""), ("p#1", "REFERS_TO", "in", "p/s2"), ("r#1", "SIMILAR", "in", "")
-        }
-        assert around("r#0") == {("r#1", "NEXT", "out", ""), ("p#0", "CITES", "in", "r")}
-        assert ("p#2", "SIMILAR", "out", "") in around("r#1")
-    finally:
-        g.close()
+    assert around("p#0") == {
+        ("p#1", "NEXT", "out", ""), ("r#0", "CITES", "out", "r"), ("r#1", "CITES", "out", "r")
+    }
+    assert around("p#1") == {
+        ("p#0", "NEXT", "in", ""), ("p#2", "NEXT", "out", ""), ("p#2", "REFERS_TO", "out", "p/s2")
+    }
+    assert around("p#2") == {
+        ("p#1", "NEXT", "in", ""), ("p#1", "REFERS_TO", "in", "p/s2"), ("r#1", "SIMILAR", "in", "")
+    }
+    assert around("r#0") == {("r#1", "NEXT", "out", ""), ("p#0", "CITES", "in", "r")}
+    assert ("p#2", "SIMILAR", "out", "") in around("r#1")
 
 
-def test_message_senders_need_sparse_relevance_and_are_capped(settings):
-    g = GraphBuilder(settings)
+def test_message_senders_need_sparse_relevance_and_are_capped(builder):
+    g = builder
     g.doc("d", "D", metadata={"year": 1})
     g.section("d", "d/s", "S")
     for i in range(5):
@@ -155,14 +149,11 @@ def test_message_senders_need_sparse_relevance_and_are_capped(settings):
         g.edge("SIMILAR", "d#0", f"d#{i}")
     g.edge("SIMILAR", "d#0", "e#0")
     ctx = g.build()
-    try:
-        cg = build_chunk_graph(ctx.graph)
-        sparse = {"d#1": 1.0, "d#2": 3.0, "d#3": 3.0, "e#0": 5.0}  # d#4 is not in the BM25 list
-        assert message_senders(cg, ["d#0"], sparse, None, 10) == {"d#0": ["e#0", "d#2", "d#3", "d#1"]}
-        assert message_senders(cg, ["d#0"], sparse, None, 2) == {"d#0": ["e#0", "d#2"]}
-        assert message_senders(cg, ["d#0"], sparse, {"d"}, 10) == {"d#0": ["d#2", "d#3", "d#1"]}
-    finally:
-        g.close()
+    cg = build_chunk_graph(ctx.graph)
+    sparse = {"d#1": 1.0, "d#2": 3.0, "d#3": 3.0, "e#0": 5.0}  # d#4 is not in the BM25 list
+    assert message_senders(cg, ["d#0"], sparse, None, 10) == {"d#0": ["e#0", "d#2", "d#3", "d#1"]}
+    assert message_senders(cg, ["d#0"], sparse, None, 2) == {"d#0": ["e#0", "d#2"]}
+    assert message_senders(cg, ["d#0"], sparse, {"d"}, 10) == {"d#0": ["d#2", "d#3", "d#1"]}
 
 
 def _unit(*xs: float) -> np.ndarray:

@@ -47,12 +47,9 @@ def build_budget_tree(g: GraphBuilder) -> None:
 
 
 @pytest.fixture
-def ctx(settings):
-    g = GraphBuilder(settings)
-    build_budget_tree(g)
-    ctx = g.build()
-    yield ctx
-    g.close()
+def ctx(builder):
+    build_budget_tree(builder)
+    return builder.build()
 
 
 def _kept(screening: td.Screening) -> set[str]:

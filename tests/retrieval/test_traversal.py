@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from stratagraph.retrieval import retrieve
 from stratagraph.retrieval.classify import PARAMS, Complexity, TraversalParams
-from stratagraph.retrieval.traversal import HOP_DECAY, expand, extract_answers, load_index
+from stratagraph.retrieval.traversal import HOP_DECAY, _relation_path, expand, extract_answers, load_index
 from tests.retrieval.graph_builder import GraphBuilder
 
 QUESTION = "Where was the director of Blue Harbor born?"
@@ -30,8 +31,8 @@ def _page(g: GraphBuilder, doc: str, title: str, text: str, year: int = 2024) ->
 
 
 @pytest.fixture
-def ctx(settings):
-    g = GraphBuilder(settings)
+def ctx(builder):
+    g = builder
     # A -f_direct- B -f_born- C -f_city- D: the question names only A (Blue Harbor)
     _page(
         g,
@@ -85,9 +86,7 @@ def ctx(settings):
     g.fact("f_vos", "Lena Vos came into the world in Utrecht", entities=["lena vos", "utrecht"], chunks=["vos#0"])
     for key, doc in [("blue harbor", "harbor"), ("mara quill", "quill"), ("ostrava", "ostrava"), ("lena vos", "vos")]:
         g.edge("DESCRIBED_BY", f"ent:{key}", doc)
-    ctx = g.build()
-    yield ctx
-    g.close()
+    return g.build()
 
 
 def test_expand_reaches_the_two_hop_fact(ctx):
@@ -177,6 +176,16 @@ def test_relation_path_starts_a_sub_question_that_links_nothing(ctx):
     assert res.evidence[0].chunk_id == "quill#0"
 
 
+def test_relation_path_breaks_ties_by_fact_id(ctx):
+    index = load_index(ctx)
+    scores = np.full(len(index.fact_ids), 0.5)
+    scores[-1] = 0.9  # the best fact, then the tied rest: the lowest ids win the remaining two places
+    assert set(_relation_path(index, scores, 3, None)) == {index.fact_ids[-1], *index.fact_ids[:2]}
+    hidden = np.ones(len(index.fact_ids), dtype=bool)
+    hidden[0] = False  # a filtered-out fact is never a starting relation
+    assert set(_relation_path(index, scores, 3, hidden)) == {index.fact_ids[-1], *index.fact_ids[1:3]}
+
+
 def test_filters_hide_facts_and_chunks_of_other_documents(ctx):
     res = retrieve(ctx, "traversal", QUESTION, k=5, filters={"year": "2024"})
     assert res.evidence and all(e.metadata["year"] == 2024 for e in res.evidence)
@@ -192,15 +201,11 @@ def test_same_store_and_question_give_the_same_result(ctx):
     assert a.context == b.context
 
 
-def test_a_store_without_facts_falls_back_to_the_dense_ranking(settings):
-    g = GraphBuilder(settings)
-    _page(g, "solar", "Solar Power", "Photovoltaic panels convert sunlight into electricity.")
-    _page(g, "wind", "Wind Power", "Offshore turbines turn sea winds into electricity.")
-    ctx = g.build()
-    try:
-        q = "Who makes electricity from sunlight?"
-        res = retrieve(ctx, "traversal", q, k=2)
-        assert [e.chunk_id for e in res.evidence] == [e.chunk_id for e in retrieve(ctx, "vector", q, k=2).evidence]
-        assert res.context["graph_chunks"] == [] and all(not r["ranked"] for r in res.context["runs"])
-    finally:
-        g.close()
+def test_a_store_without_facts_falls_back_to_the_dense_ranking(builder):
+    _page(builder, "solar", "Solar Power", "Photovoltaic panels convert sunlight into electricity.")
+    _page(builder, "wind", "Wind Power", "Offshore turbines turn sea winds into electricity.")
+    ctx = builder.build()
+    q = "Who makes electricity from sunlight?"
+    res = retrieve(ctx, "traversal", q, k=2)
+    assert [e.chunk_id for e in res.evidence] == [e.chunk_id for e in retrieve(ctx, "vector", q, k=2).evidence]
+    assert res.context["graph_chunks"] == [] and all(not r["ranked"] for r in res.context["runs"])
