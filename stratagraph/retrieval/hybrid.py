@@ -34,8 +34,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from stratagraph.graph_store.base import ScoredId
-from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, ranked
-from stratagraph.retrieval.base import chunk_doc_id
+from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, chunk_doc_id, ranked
 from stratagraph.retrieval.dual_path import bipartite_index, fuse_rankings, in_allowed
 from stratagraph.retrieval.query_linking import LinkedEntity, link_query
 from stratagraph.schema import Edge, EdgeType, NodeLabel
