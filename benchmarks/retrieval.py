@@ -42,6 +42,75 @@ def markdown(report: dict, ks: list[int]) -> str:
     return "\n".join(lines)
 
 
+ABLATIONS = {  # ppr walk, dense, bm25, question's pages, one hop out, traversal (the default: 1, 0, 1, 1, 2, 1)
+    "ppr +dense": (1, 1, 1, 1, 2, 1),
+    "ppr -walk": (0, 0, 1, 1, 2, 1),
+    "ppr -bm25": (1, 0, 0, 1, 2, 1),
+    "ppr -pages": (1, 0, 1, 0, 2, 1),
+    "ppr -out": (1, 0, 1, 1, 0, 1),
+    "ppr -trav": (1, 0, 1, 1, 2, 0),
+    "ppr out1": (1, 0, 1, 1, 1, 1),
+}
+
+
+def ppr_ablation(name: str, ks: list[int], settings, limit: int | None) -> dict:  # noqa: ANN001
+    """``ppr`` with each fused list switched off in turn (same store, same process, same questions)."""
+    from stratagraph.eval.datasets import load_dataset
+    from stratagraph.eval.retrieval import ensure_store, run_strategy, summarize
+    from stratagraph.retrieval import RetrievalContext
+    from stratagraph.retrieval import ppr as P
+    from stratagraph.services import Services
+
+    dataset = load_dataset(name, limit=limit)
+    svc = Services(ensure_store(dataset, settings))
+    try:
+        ctx = RetrievalContext.from_services(svc)
+        out = {}
+        for label, weights in ABLATIONS.items():
+            params = P.PPRParams(fuse_weights=weights)
+            run = run_strategy(ctx, label, dataset.questions, max(ks),
+                               search=lambda q, k, p=params: P.retrieve(ctx, q, k=k, params=p))
+            out[label] = summarize(dataset.questions, run, ks)
+        return out
+    finally:
+        svc.close()
+
+
+DEEP = 16
+
+
+def misses(name: str, strategy: str, k: int, settings, limit: int | None) -> str:  # noqa: ANN001
+    """Rank (among the top 16 distinct passages) of every gold passage missed at k, and recall@k by the
+    number of gold passages a question has (MuSiQue: its number of hops). 16 passages are 48 chunks, inside
+    the 50-deep lists the strategies fuse, so the top k is the same as in the main table."""
+    from collections import Counter, defaultdict
+
+    from stratagraph.eval.datasets import load_dataset
+    from stratagraph.eval.retrieval import ensure_store, recall_at, run_strategy
+    from stratagraph.retrieval import RetrievalContext
+    from stratagraph.services import Services
+
+    dataset = load_dataset(name, limit=limit)
+    svc = Services(ensure_store(dataset, settings))
+    try:
+        run = run_strategy(RetrievalContext.from_services(svc), strategy, dataset.questions, DEEP)
+    finally:
+        svc.close()
+    buckets: Counter[str] = Counter()
+    by_size: dict[int, list[float]] = defaultdict(list)
+    for q, r in zip(dataset.questions, run.runs, strict=True):
+        by_size[len(set(q.gold_titles))].append(recall_at(q.gold_titles, r.titles, k))
+        for gold in set(q.gold_titles) - set(r.titles[:k]):
+            rank = r.titles.index(gold) + 1 if gold in r.titles else None
+            buckets[f"not in top {DEEP}" if rank is None else f"{k + 1}-10" if rank <= 10 else f"11-{DEEP}"] += 1
+    total = sum(len(set(q.gold_titles)) for q in dataset.questions)
+    lines = [f"{strategy} on {name}: {sum(buckets.values())} of {total} gold passages outside the top {k}; "
+             "their ranks: " + ", ".join(f"{b} {n}" for b, n in sorted(buckets.items()))]
+    lines += [f"  questions with {n} gold passages: {len(v)}, recall@{k} {100 * sum(v) / len(v):.1f}"
+              for n, v in sorted(by_size.items())]
+    return "\n".join(lines)
+
+
 def main() -> int:
     from stratagraph.config import Settings
     from stratagraph.eval.datasets import DatasetError, data_dir
@@ -55,6 +124,11 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--store", type=Path, default=REPO / ".stratagraph")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--misses", default=None, metavar="STRATEGY",
+                        help="also print where the strategy ranks the gold passages it misses, and recall@k by "
+                             "the number of gold passages per question")
+    parser.add_argument("--ppr-ablation", action="store_true",
+                        help="also run ppr with each of its fused lists switched off, one at a time")
     args = parser.parse_args()
     if os.environ.get("STRATAGRAPH_DATA_DIR") is None and data_dir() is None:
         os.environ["STRATAGRAPH_DATA_DIR"] = str(REPO.parent / "shared" / "data")
@@ -71,6 +145,10 @@ def main() -> int:
         except DatasetError as exc:
             print(f"skipped {name}: {exc}\n", file=sys.stderr)
             continue
+        if args.misses:
+            print(misses(name, args.misses, max(ks), settings, args.limit) + "\n", flush=True)
+        if args.ppr_ablation:
+            report["results"].update(ppr_ablation(name, ks, settings, args.limit))
         report["seconds"] = round(time.perf_counter() - started, 1)
         reports.append(report)
         print(markdown(report, ks) + f"\n\n({report['seconds']} s including any ingest)\n", flush=True)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from stratagraph.config import Settings
 from stratagraph.eval.datasets import Dataset, Question, load_dataset, store_settings
-from stratagraph.retrieval import STRATEGIES, RetrievalContext, RetrievalError, retrieve
+from stratagraph.retrieval import STRATEGIES, RetrievalContext, RetrievalError, RetrievalResult, retrieve
 from stratagraph.retrieval.base import Filters
 
 READY_MARKER = "eval-ready.json"
@@ -110,16 +110,28 @@ def ensure_store(dataset: Dataset, settings: Settings, progress: Callable[[str, 
     return eval_settings
 
 
-def run_strategy(ctx: RetrievalContext, strategy: str, questions: Sequence[Question], depth: int, filters: Filters | None = None) -> StrategyRun:
+def run_strategy(
+    ctx: RetrievalContext,
+    strategy: str,
+    questions: Sequence[Question],
+    depth: int,
+    filters: Filters | None = None,
+    search: Callable[[str, int], RetrievalResult] | None = None,
+) -> StrategyRun:
     """One strategy over every question; chunks are asked for generously (3 per wanted passage) so that
-    several chunks of one passage cannot crowd out the top-k distinct passages."""
+    several chunks of one passage cannot crowd out the top-k distinct passages. ``search(question, k)``
+    replaces the named strategy (for ablations of a strategy's parameters)."""
     chunk_k = max(depth * 3, 10)
+    if search is None:
+        def search(question: str, k: int) -> RetrievalResult:
+            return retrieve(ctx, strategy, question, k=k, filters=filters)
+
     started = time.perf_counter()
-    retrieve(ctx, strategy, questions[0].question, k=chunk_k, filters=filters)  # warm-up: caches, models
+    search(questions[0].question, chunk_k)  # warm-up: caches, models
     run = StrategyRun(strategy=strategy, first_query_ms=round((time.perf_counter() - started) * 1000, 1))
     for q in questions:
         started = time.perf_counter()
-        result = retrieve(ctx, strategy, q.question, k=chunk_k, filters=filters)
+        result = search(q.question, chunk_k)
         ms = (time.perf_counter() - started) * 1000
         run.runs.append(QuestionRun(id=q.id, titles=distinct_titles([e.title for e in result.evidence], depth), ms=ms))
     return run

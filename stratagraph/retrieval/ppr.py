@@ -20,15 +20,21 @@ All edges are walked both ways; each node spreads its mass in proportion to edge
 
 Ranked on its own, PPR mass follows the seeds it started from: second-hop passages rise from dense rank
 ~1000 to rank ~5-20, not into the top 5 (measured; ../shared/NOTES-offline.md saw the same). So the passage
-ranking is a weighted reciprocal-rank fusion (k = 60) of five lists, three of them read off the graph:
+ranking is a weighted reciprocal-rank fusion (k = 60) of these lists, four of them read off the graph:
 
 1. the PPR ranking of chunks;
-2. the dense and 3. the BM25 rankings (the fused baseline's two lists);
+2. the dense ranking: weight 0 by default, because the dense scores already seed the walk (counting them
+   again cost 2 points of recall@5 on MuSiQue and 2Wiki, and nothing on HotpotQA);
+3. the BM25 ranking;
 4. the question's own pages: chunks of pages whose title it quotes or that are ``DESCRIBED_BY`` an entity it
    names exactly (KAG's mutual index read from the entity side), ordered by PPR score;
 5. one hop out of those pages (weight 2): the pages of the entities their chunks ``MENTION`` and the pages
    whose title their text quotes, ordered by PPR score. This is the bridge of a two-hop question ("the
-   director of film X" -> the page of X -> the page of the director it names).
+   director of film X" -> the page of X -> the page of the director it names);
+6. the fact chains of BiG-RAG's traversal (``traversal.traverse``: the question decomposed, Alg. 5, and
+   each sub-question walked over the entity-fact graph, Alg. 4), before its own dense fusion. The entity-
+   chunk walk and the fact-chain walk find different bridges: on MuSiQue (2-4 hops) adding this list took
+   recall@5 from 69.2 to 72.5 (BENCHMARKS.md has the ablation).
 
 Parameters are in :class:`PPRParams` (one configuration for every store).
 """
@@ -48,6 +54,7 @@ from stratagraph.graph_store.base import GraphStore, ScoredId
 from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, rrf
 from stratagraph.retrieval.lexical import bm25
 from stratagraph.retrieval.query_linking import QueryLinks, describe, link_query, quoted_pages
+from stratagraph.retrieval.traversal import traverse
 from stratagraph.schema import EdgeType, NodeLabel
 
 
@@ -58,7 +65,10 @@ class PPRParams(BaseModel):
     depth: int = 50  # how deep the dense and BM25 lists are read for fusion
     max_iter: int = 50
     tol: float = 1e-6
-    fuse_weights: tuple[float, float, float, float, float] = (1.0, 1.0, 1.0, 1.0, 2.0)  # ppr, dense, bm25, linked, out
+    # ppr walk, dense, bm25, the question's pages, one hop out, BiG-RAG traversal (module docstring)
+    # the dense list's weight is 0: dense scores already seed the walk, and a list of its own counted them
+    # twice (measured: recall@5 +0 / +2.1 / +2.0 on hotpotqa / musique / 2wiki without it; BENCHMARKS.md)
+    fuse_weights: tuple[float, float, float, float, float, float] = (1.0, 0.0, 1.0, 1.0, 2.0, 1.0)
     described_by_weight: float = 2.0
     rrf_k: int = RRF_K
 
@@ -227,21 +237,23 @@ def retrieve(
     params = params or PPRParams()
     depth = max(params.depth, k)
     wg = walk_graph(ctx, params)
-    dense = ctx.chunk_scores(query, depth, filters)
+    dense = ctx.chunk_scores(query, depth if params.fuse_weights[1] else params.dense_seeds, filters)
     sparse = bm25(ctx, query, depth, filters)
     links = link_query(ctx, query)
     seeds = seed_weights(ctx, wg, links, dense, params)
     scores = personalized_pagerank(wg, seeds, params)
     walk = rank_chunks(wg, scores, ctx.allowed_docs(filters), depth)
     linked, out = hop_lists(ctx, wg, links, scores)
+    chains = traverse(ctx, query, filters).graph if params.fuse_weights[5] else []
     fused = rrf(
-        [[h.id for h in walk], [h.id for h in dense], [h.id for h in sparse], linked, out],
+        [[h.id for h in walk], [h.id for h in dense], [h.id for h in sparse], linked, out, [h.id for h in chains]],
         k=params.rrf_k,
         weights=params.fuse_weights,
     )
     via = defaultdict(list)
-    for h in walk:
-        via[h.id].append("ppr")
+    for name, hits in (("ppr", [h.id for h in walk]), ("page", linked), ("out_link", out), ("traversal", [h.id for h in chains])):
+        for cid in hits:
+            via[cid].append(name)
     items = [Scored(id=f.id, score=f.score, via=via.get(f.id, [])) for f in fused]
     return RetrievalResult(
         strategy="ppr",
@@ -252,5 +264,8 @@ def retrieve(
             "seeds": {nid: round(w, 6) for nid, w in sorted(seeds.items())},
             "links": describe(links),
             "ppr_top": [{"id": h.id, "score": h.score} for h in walk[:k]],
+            "pages": linked[:k],
+            "out_links": out[:k],
+            "traversal_top": [{"id": h.id, "score": round(h.score, 6)} for h in chains[:k]],
         },
     )

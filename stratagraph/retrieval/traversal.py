@@ -56,7 +56,7 @@ from pydantic import BaseModel, Field
 
 from stratagraph.graph_store.base import GraphStore
 from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, ranked
-from stratagraph.retrieval.classify import TraversalParams, classify
+from stratagraph.retrieval.classify import Classification, TraversalParams, classify
 from stratagraph.retrieval.decompose import SubQuery, decompose
 from stratagraph.retrieval.dual_path import fuse_rankings, node_confidence
 from stratagraph.retrieval.query_linking import QueryLinks, link_query
@@ -677,9 +677,19 @@ def _describe(runs: Sequence[SubQueryRun], names: Mapping[str, str]) -> list[dic
     return out
 
 
-def retrieve(ctx: RetrievalContext, query: str, k: int = 10, filters: Filters | None = None) -> RetrievalResult:
-    """Classify (Alg. 3), decompose (Alg. 5), traverse each sub-question (Alg. 4), rank chunks, fuse with the
-    dense list by RRF."""
+class Traversal(BaseModel):
+    """Algorithms 3-5 run for one question: its class, sub-questions, each sub-question's run, and the
+    graph-side chunk ranking (before any fusion with the dense list)."""
+
+    classification: Classification
+    sub_queries: list[SubQuery]
+    runs: list[SubQueryRun]
+    graph: list[Scored]
+
+
+def traverse(ctx: RetrievalContext, query: str, filters: Filters | None = None) -> Traversal:
+    """Classify (Alg. 3), decompose (Alg. 5) and traverse each sub-question (Alg. 4); rank chunks by what
+    the walks reached."""
     cls = classify(ctx, query)
     subs = decompose(ctx, query)
     links = link_query(ctx, query, similar=LINK_SIMILAR)
@@ -690,19 +700,25 @@ def retrieve(ctx: RetrievalContext, query: str, k: int = 10, filters: Filters | 
     seeds = assign_seeds(trusted_links(index, links), subs)
     runs = run_sub_queries(index, subs, seeds, cls.params, rels, allowed_facts)
     graph = chunk_ranking(index, runs, ctx.allowed_docs(filters))
+    return Traversal(classification=cls, sub_queries=list(subs), runs=list(runs), graph=graph)
+
+
+def retrieve(ctx: RetrievalContext, query: str, k: int = 10, filters: Filters | None = None) -> RetrievalResult:
+    """:func:`traverse`, then the graph ranking fused with the dense list by RRF."""
+    walk = traverse(ctx, query, filters)
     dense = ctx.chunk_scores(query, max(DENSE_DEPTH, k), filters)
-    fused = fuse_rankings([graph, dense], k=RRF_K)
-    names = _names(ctx, [e for r in runs for e in (*r.seeds, *r.bindings)])
+    fused = fuse_rankings([walk.graph, dense], k=RRF_K)
+    names = _names(ctx, [e for r in walk.runs for e in (*r.seeds, *r.bindings)])
     return RetrievalResult(
         strategy="traversal",
         query=query,
         k=k,
         evidence=ctx.evidence(fused, k, filters),
         context={
-            "classification": cls.model_dump(mode="json"),
-            "sub_queries": [s.model_dump() for s in subs],
-            "runs": _describe(runs, names),
-            "graph_chunks": [{"chunk_id": s.id, "score": round(s.score, 6)} for s in graph[: 3 * k]],
+            "classification": walk.classification.model_dump(mode="json"),
+            "sub_queries": [s.model_dump() for s in walk.sub_queries],
+            "runs": _describe(walk.runs, names),
+            "graph_chunks": [{"chunk_id": s.id, "score": round(s.score, 6)} for s in walk.graph[: 3 * k]],
             "rrf_k": RRF_K,
         },
     )

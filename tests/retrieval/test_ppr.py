@@ -83,3 +83,13 @@ def test_ppr_is_deterministic_and_filtered(ctx):
     assert [e.doc_id for e in wiki.evidence][:2] == ["film", "varga"]
     assert "decoy" not in {e.doc_id for e in wiki.evidence}
     assert [e.doc_id for e in retrieve(ctx, "ppr", QUESTION, k=4, filters={"kind": "guild"}).evidence] == ["decoy"]
+
+
+def test_the_fused_lists_are_reported_and_traversal_can_be_switched_off(ctx):
+    res = retrieve(ctx, "ppr", QUESTION, k=4)
+    assert res.context["pages"] == ["film#1#0"] and res.context["out_links"] == ["varga#1#0"]
+    assert res.context["traversal_top"], "the fact chain from Moonfall Harbor reaches its chunk"
+    top = res.evidence[0]
+    assert top.chunk_id == "film#1#0" and {"page", "ppr"} <= set(top.via)
+    no_chains = P.retrieve(ctx, QUESTION, k=4, params=P.PPRParams(fuse_weights=(1, 0, 1, 1, 2, 0)))
+    assert "traversal_top" in no_chains.context and no_chains.context["traversal_top"] == []
