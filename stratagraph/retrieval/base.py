@@ -233,34 +233,36 @@ class RetrievalContext:
             return self._cache[name]
 
     def query_vector(self, text: str) -> np.ndarray:
-        """The query's embedding (the last 256 queries are kept)."""
-        with self._lock:
-            vec = self._qvec.get(text)
-            if vec is not None:
-                self._qvec.move_to_end(text)
-                return vec
-        vec = np.asarray(self.vectors.embed_query(text), dtype=np.float32)
-        with self._lock:
-            self._qvec[text] = vec
-            while len(self._qvec) > 256:
-                self._qvec.popitem(last=False)
-        return vec
+        """The query's embedding (the last 256 texts embedded here are kept)."""
+        found = self._recall([text])
+        if text not in found:
+            found[text] = self._remember({text: np.asarray(self.vectors.embed_query(text), dtype=np.float32)})[text]
+        return found[text]
 
     def query_vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Embeddings of several short texts, the uncached ones in one model call (rows in order)."""
+        """Embeddings of several short texts, the ones not kept yet in one model call (rows in order)."""
         from stratagraph.embeddings import embed_texts
 
-        with self._lock:
-            todo = list(dict.fromkeys(t for t in texts if t not in self._qvec))
+        found = self._recall(texts)
+        todo = [t for t in dict.fromkeys(texts) if t not in found]
         if todo:
             fresh = np.asarray(embed_texts(self.vectors.embeddings, todo), dtype=np.float32)
-            with self._lock:
-                for text, vec in zip(todo, fresh, strict=True):
-                    self._qvec[text] = vec
-                while len(self._qvec) > 256:
-                    self._qvec.popitem(last=False)
+            found.update(self._remember(dict(zip(todo, fresh, strict=True))))
+        return np.vstack([found[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+    def _recall(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         with self._lock:
-            return np.vstack([self._qvec[t] if t in self._qvec else self.query_vector(t) for t in texts]) if texts else np.zeros((0, 0), np.float32)
+            found = {t: self._qvec[t] for t in texts if t in self._qvec}
+            for t in found:
+                self._qvec.move_to_end(t)
+            return found
+
+    def _remember(self, vectors: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        with self._lock:
+            self._qvec.update(vectors)
+            while len(self._qvec) > 256:
+                self._qvec.popitem(last=False)
+        return vectors
 
     def nlp(self) -> Language:
         """The shared spaCy pipeline (loaded once per process)."""

@@ -244,7 +244,7 @@ def retrieve(
     scores = personalized_pagerank(wg, seeds, params)
     walk = rank_chunks(wg, scores, ctx.allowed_docs(filters), depth)
     linked, out = hop_lists(ctx, wg, links, scores)
-    chains = traverse(ctx, query, filters).graph if params.fuse_weights[5] else []
+    chains = traverse(ctx, query, filters, links=links).graph if params.fuse_weights[5] else []
     fused = rrf(
         [[h.id for h in walk], [h.id for h in dense], [h.id for h in sparse], linked, out, [h.id for h in chains]],
         k=params.rrf_k,

@@ -197,7 +197,7 @@ def link_query(
         for ment, hit in good:
             eid = str((rows.get(hit.id) or {}).get("entity_id") or f"ent:{hit.id}")
             prev = linked.get(eid)
-            if prev is None or prev.score < hit.score:
+            if prev is None or (prev.how == "similar" and prev.score < hit.score):  # an exact link stays exact
                 linked[eid] = LinkedEntity(
                     entity_id=eid, name=hit.id, score=round(hit.score, 6), mention=ment.text, how="similar"
                 )

@@ -687,12 +687,18 @@ class Traversal(BaseModel):
     graph: list[Scored]
 
 
-def traverse(ctx: RetrievalContext, query: str, filters: Filters | None = None) -> Traversal:
+def traverse(
+    ctx: RetrievalContext, query: str, filters: Filters | None = None, links: QueryLinks | None = None
+) -> Traversal:
     """Classify (Alg. 3), decompose (Alg. 5) and traverse each sub-question (Alg. 4); rank chunks by what
-    the walks reached."""
+    the walks reached. ``links``: the question's links when the caller already has them (entities linked
+    by similarity are dropped unless ``LINK_SIMILAR``)."""
     cls = classify(ctx, query)
     subs = decompose(ctx, query)
-    links = link_query(ctx, query, similar=LINK_SIMILAR)
+    if links is None:
+        links = link_query(ctx, query, similar=LINK_SIMILAR)
+    elif not LINK_SIMILAR:
+        links = links.model_copy(update={"entities": [e for e in links.entities if e.how == "exact"]})
     index = load_index(ctx)
     vectors = fact_vectors(ctx, index)
     allowed_facts = _allowed_facts(ctx, index, filters)
