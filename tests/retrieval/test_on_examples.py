@@ -86,3 +86,14 @@ def test_cli_ask_usage_errors(examples_sg):
     assert no_llm.returncode == 2 and "--retrieve-only" in no_llm.stderr
     bad_filter = run_cli("ask", "x", "--retrieve-only", "--filter", "year", "--store", store)
     assert bad_filter.returncode == 2 and "key=value" in bad_filter.stderr
+
+
+def test_cli_ask_on_an_empty_store_and_an_unreachable_chroma(tmp_path):
+    code, data, _ = cli_json("ask", "anything?", "--retrieve-only", "--strategy", "traversal",
+                             "--store", str(tmp_path / "empty"))
+    assert code == 0 and data["evidence"] == []
+    from tests.scripted_llm import closed_port
+
+    down = run_cli("ask", "anything?", "--retrieve-only", "--store", str(tmp_path / "s"),
+                   env={"STRATAGRAPH_CHROMA_URL": f"http://127.0.0.1:{closed_port()}"})
+    assert down.returncode == 1 and "unreachable" in down.stderr and "127.0.0.1" in down.stderr
