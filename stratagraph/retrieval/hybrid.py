@@ -96,7 +96,8 @@ class GraphContext(BaseModel):
 # ------------------------------------------------------------------------------------------ helpers
 
 
-def _predicate(edge: Edge) -> str:
+def predicate_of(edge: Edge) -> str:
+    """A RELATED edge's predicate (its key when the props lack one)."""
     return str(edge.props.get("predicate") or edge.key or "related_to")
 
 
@@ -151,7 +152,7 @@ def graph_context(
         triples.append(
             GraphTriple(
                 subject=str(subj.props.get("name") or subj.id),
-                predicate=_predicate(edge),
+                predicate=predicate_of(edge),
                 object=str(obj.props.get("name") or obj.id),
                 subject_id=subj.id,
                 object_id=obj.id,

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from stratagraph.retrieval import RetrievalContext, Scored
 from stratagraph.retrieval.base import Evidence, chroma_where
 from stratagraph.retrieval.dual_path import node_confidence
+from stratagraph.retrieval.hybrid import predicate_of
 from stratagraph.schema import Edge, EdgeType, Node, NodeLabel
 from stratagraph.tools.common import (
     FACT_COLLECTION,
@@ -227,15 +228,11 @@ def _relations(ctx: RetrievalContext, entity_id: str, k: int) -> tuple[list[tupl
     """RELATED triples with the entity as subject or object: heaviest first, then predicate, then edge id."""
     edges = ctx.graph.get_edges(src=entity_id, types=[EdgeType.RELATED])
     edges += [e for e in ctx.graph.get_edges(dst=entity_id, types=[EdgeType.RELATED]) if e.src != entity_id]
-    edges.sort(key=lambda e: (-e.weight, _predicate(e), e.id))
+    edges.sort(key=lambda e: (-e.weight, predicate_of(e), e.id))
     chosen = edges[:k]
     nodes = {n.id: n for n in ctx.graph.get_nodes(sorted({x for e in chosen for x in (e.src, e.dst)}))}
     out = [(e, nodes[e.src], nodes[e.dst]) for e in chosen if e.src in nodes and e.dst in nodes]
     return out, len(edges)
-
-
-def _predicate(edge: Edge) -> str:
-    return str(edge.props.get("predicate") or edge.key or "related to")
 
 
 def _mentioning_chunks(ctx: RetrievalContext, entity_id: str, k: int) -> tuple[list[Evidence], int]:
@@ -292,7 +289,7 @@ def _name(node: Node) -> str:
 
 def _triple_text(edge: Edge, subj: Node, obj: Node) -> str:
     chunks = [str(c) for c in edge.props.get("chunks") or []]
-    text = f"{_name(subj)} [{subj.id}] --{_predicate(edge)}--> {_name(obj)} [{obj.id}]"
+    text = f"{_name(subj)} [{subj.id}] --{predicate_of(edge)}--> {_name(obj)} [{obj.id}]"
     return text + (f" (chunks: {', '.join(chunks)})" if chunks else "")
 
 
@@ -300,10 +297,10 @@ def _triple_document(edge: Edge, subj: Node, obj: Node) -> Document:
     return node_document(
         "triple",
         edge.id,
-        f"{_name(subj)} {_predicate(edge)} {_name(obj)}",
+        f"{_name(subj)} {predicate_of(edge)} {_name(obj)}",
         subject_id=subj.id,
         subject=_name(subj),
-        predicate=_predicate(edge),
+        predicate=predicate_of(edge),
         object_id=obj.id,
         object=_name(obj),
         weight=edge.weight,
