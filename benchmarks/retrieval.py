@@ -21,6 +21,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import resource  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -151,7 +152,9 @@ def main() -> int:
             report["results"].update(ppr_ablation(name, ks, settings, args.limit))
         report["seconds"] = round(time.perf_counter() - started, 1)
         reports.append(report)
-        print(markdown(report, ks) + f"\n\n({report['seconds']} s including any ingest)\n", flush=True)
+        report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
+        print(markdown(report, ks) + f"\n\n({report['seconds']} s including any ingest; peak RSS of this process "
+              f"so far {report['peak_rss_mb']} MB)\n", flush=True)
     if args.out:
         args.out.write_text(json.dumps(reports, indent=1), encoding="utf-8")
     return 0

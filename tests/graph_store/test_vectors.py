@@ -120,6 +120,31 @@ def test_upsert_query_get_delete_on_every_collection(vs: VectorStore, collection
     assert all(vs.count(c) == 0 for c in others)
 
 
+def test_hnsw_search_list_is_set_and_old_stores_are_upgraded(tmp_path: Path) -> None:
+    from stratagraph.graph_store.vectors import HNSW_EF_SEARCH
+
+    home = tmp_path / "store"
+    store = VectorStore(_settings(home), get_minilm_embeddings())
+    try:
+        for name in COLLECTIONS:
+            assert store._col(name).configuration_json["hnsw"]["ef_search"] == HNSW_EF_SEARCH
+        store._col("chunks").modify(configuration={"hnsw": {"ef_search": 100}})  # as a store made earlier
+    finally:
+        store.close()
+    reopened = VectorStore(_settings(home), get_minilm_embeddings())
+    try:
+        assert reopened._col("chunks").configuration_json["hnsw"]["ef_search"] == HNSW_EF_SEARCH
+    finally:
+        reopened.close()
+
+
+def test_many_queries_in_one_call_equal_one_by_one(vs: VectorStore) -> None:
+    vs.upsert("facts", [f"f{i}" for i in range(6)], None, embeddings=np.vstack([_unit(i) for i in range(6)]))
+    queries = np.vstack([_unit(1) + 0.5 * _unit(2), _unit(4)])
+    assert vs.query_many("facts", queries, k=3) == [vs.query("facts", embedding=q, k=3) for q in queries]
+    assert vs.get_metadata("facts", ["f1", "nope"]).keys() == {"f1"}
+
+
 def test_cosine_scores_and_tie_order(vs: VectorStore) -> None:
     diag = (_unit(0) + _unit(1)) / np.sqrt(2)
     vs.upsert("facts", ["x", "diag", "y", "neg"], None, embeddings=np.stack([_unit(0), diag, _unit(1), -_unit(0)]))
