@@ -94,15 +94,19 @@ def _outside(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
     return not any(s <= span[0] and span[1] <= e for s, e in taken)
 
 
-def quoted_pages(ctx: RetrievalContext, text: str, exclude_doc: str | None = None) -> list[LinkedPage]:
+def quoted_pages(
+    ctx: RetrievalContext, text: str, exclude_doc: str | None = None, *, question: bool = False
+) -> list[LinkedPage]:
     """Pages (documents, sections) whose title ``text`` quotes: the longest matches, generic one-word
-    headings skipped; the same test the question goes through, applied to a passage."""
+    headings skipped, pages of ``exclude_doc`` left out. For a ``question`` the capital of its first word
+    does not count as naming something ("Which", "Paris")."""
     index = ctx.title_index()
     pages: list[LinkedPage] = []
     taken: list[tuple[int, int]] = []
     seen: set[str] = set()
     for start, end, gram in _ngrams(text):
-        if not _names_something(gram) or not _outside((start, end), taken):
+        probe = gram[:1].lower() + gram[1:] if question and start == 0 else gram
+        if not _names_something(probe) or not _outside((start, end), taken):
             continue
         matches = [m for m in index.lookup(gram) if not m.generic and m.doc_id != exclude_doc]
         if not matches:
@@ -144,7 +148,6 @@ def link_query(
 ) -> QueryLinks:
     """Entities and pages the question names (see the module docstring); ``top_k`` similar entities per
     mention at cosine >= ``min_score``."""
-    from stratagraph.ingest.citations import normalize_title
     from stratagraph.ingest.resolution import entity_key
 
     grams = _ngrams(query)
@@ -167,23 +170,7 @@ def link_query(
         taken.append((start, end))
         exact.setdefault(eid, LinkedEntity(entity_id=eid, name=str(meta.get("name") or text), score=1.0, mention=text, how="exact"))
     # pages whose title the question quotes
-    index = ctx.title_index()
-    pages: list[LinkedPage] = []
-    page_taken: list[tuple[int, int]] = []
-    seen_pages: set[str] = set()
-    for start, end, text in grams:
-        if not _names_something(text if start > 0 else text[:1].lower() + text[1:]):
-            continue
-        if not normalize_title(text) or not _outside((start, end), page_taken):
-            continue
-        matches = [m for m in index.lookup(text) if not m.generic]
-        if not matches:
-            continue
-        page_taken.append((start, end))
-        for m in matches:
-            if m.node_id not in seen_pages:
-                seen_pages.add(m.node_id)
-                pages.append(LinkedPage(node_id=m.node_id, doc_id=m.doc_id, kind=m.kind, title=m.title, mention=text))
+    pages = quoted_pages(ctx, query, question=True)
     ments = mentions(ctx, query)
     linked = dict(exact)
     if similar and ments:
