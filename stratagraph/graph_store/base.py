@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -30,6 +30,15 @@ class Neighbor(BaseModel):
     node: Node
     edge: Edge
     direction: Direction  # "out": node is edge.dst; "in": node is edge.src
+
+
+class EdgeRow(NamedTuple):
+    """An edge as whole-graph algorithms read it: no props, no provenance, no validation."""
+
+    type: EdgeType
+    src: str
+    dst: str
+    weight: float
 
 
 class Subgraph(BaseModel):
@@ -172,10 +181,10 @@ class GraphStore(ABC):
     ) -> list[Edge]:
         """Edges matching every given filter, sorted by (type, src, dst, key)."""
 
-    def edge_tuples(self, types: Iterable[EdgeType | str]) -> list[tuple[str, str, str, float]]:
-        """``(type, src, dst, weight)`` of every edge of ``types``, sorted: the light form whole-graph
-        algorithms (PPR, message passing) build their matrices from."""
-        return [(e.type.value, e.src, e.dst, e.weight) for e in self.get_edges(types=types)]
+    def edge_tuples(self, types: Iterable[EdgeType | str]) -> list[EdgeRow]:
+        """:class:`EdgeRow` ``(type, src, dst, weight)`` of every edge of ``types``, in :meth:`get_edges`
+        order: the light form whole-graph algorithms (PPR, message passing, indexes) build from."""
+        return [EdgeRow(e.type, e.src, e.dst, e.weight) for e in self.get_edges(types=types)]
 
     @abstractmethod
     def neighbors(

@@ -31,6 +31,7 @@ from stratagraph.graph_store.base import (
     DeleteSummary,
     DocumentNotFound,
     DocumentVersion,
+    EdgeRow,
     GraphCounts,
     GraphStore,
     Neighbor,
@@ -873,10 +874,11 @@ class SQLiteGraphStore(GraphStore):
         sql += " ORDER BY e.type, e.src, e.dst, e.key"
         return [_edge(row) for row in self._conn().execute(sql, args).fetchall()]
 
-    def edge_tuples(self, types: Iterable[EdgeType | str]) -> list[tuple[str, str, str, float]]:
+    def edge_tuples(self, types: Iterable[EdgeType | str]) -> list[EdgeRow]:
         type_list = _type_values(types) or []
         sql = f"SELECT type, src, dst, weight FROM edges WHERE type IN {_IN} ORDER BY type, src, dst, key"
-        return [(t, s, d, float(w)) for t, s, d, w in self._conn().execute(sql, (json.dumps(type_list),)).fetchall()]
+        rows = self._conn().execute(sql, (json.dumps(type_list),)).fetchall()
+        return [EdgeRow(EdgeType(t), s, d, float(w)) for t, s, d, w in rows]
 
     def neighbors(
         self,

@@ -87,7 +87,7 @@ def build_instance_index(ctx: RetrievalContext) -> InstanceIndex:
     chunk_entities: dict[str, list[tuple[str, float]]] = defaultdict(list)
     fact_entities: dict[str, list[str]] = defaultdict(list)
     related: dict[str, set[str]] = defaultdict(set)
-    for e in ctx.graph.get_edges(types=types):
+    for e in ctx.graph.edge_tuples(types):
         if e.type == EdgeType.SUPPORTED_BY:
             chunk_facts[e.dst].append(e.src)
         elif e.type == EdgeType.MENTIONS:

@@ -159,12 +159,12 @@ def bipartite_index(ctx: RetrievalContext) -> BipartiteIndex:
             index.description[node.id] = str(node.props.get("description") or "")
         facts_of: dict[str, set[str]] = {}
         entities_of: dict[str, set[str]] = {}
-        for edge in ctx.graph.get_edges(types=[EdgeType.IN_FACT]):
+        for edge in ctx.graph.edge_tuples([EdgeType.IN_FACT]):
             if edge.dst in index.confidence:
                 facts_of.setdefault(edge.src, set()).add(edge.dst)
                 entities_of.setdefault(edge.dst, set()).add(edge.src)
         chunks_of: dict[str, set[str]] = {}
-        for edge in ctx.graph.get_edges(types=[EdgeType.SUPPORTED_BY]):
+        for edge in ctx.graph.edge_tuples([EdgeType.SUPPORTED_BY]):
             chunks_of.setdefault(edge.src, set()).add(edge.dst)
         index.facts_of = {e: tuple(sorted(fs)) for e, fs in facts_of.items()}
         index.entities_of = {f: tuple(sorted(es)) for f, es in entities_of.items()}

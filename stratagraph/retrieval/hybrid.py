@@ -192,7 +192,7 @@ def support_index(ctx: RetrievalContext) -> SupportIndex:
 
     def build() -> SupportIndex:
         by_entity: dict[str, set[str]] = {}
-        for edge in ctx.graph.get_edges(types=[EdgeType.MENTIONS]):
+        for edge in ctx.graph.edge_tuples([EdgeType.MENTIONS]):
             by_entity.setdefault(edge.dst, set()).add(edge.src)
         return SupportIndex(mentioned_in={e: frozenset(c) for e, c in by_entity.items()})
 

@@ -144,7 +144,7 @@ class ChunkGraph:
 def build_chunk_graph(graph: GraphStore) -> ChunkGraph:
     """Read the structure edges (for chunk -> document / section membership) and the four chunk-graph edge
     types in one call, and index them."""
-    edges = graph.get_edges(types=[EdgeType.HAS_SECTION, EdgeType.HAS_CHUNK, *CHUNK_EDGE_TYPES])
+    edges = graph.edge_tuples([EdgeType.HAS_SECTION, EdgeType.HAS_CHUNK, *CHUNK_EDGE_TYPES])
     cg = ChunkGraph()
     children: dict[str, list[str]] = defaultdict(list)
     for e in edges:

@@ -104,7 +104,7 @@ def build_section_index(ctx: RetrievalContext) -> SectionIndex:
     nodes = ctx.graph.nodes_by_label(NodeLabel.SECTION)
     ids = [n.id for n in nodes]
     pos = {id_: i for i, id_ in enumerate(ids)}
-    edges = ctx.graph.get_edges(types=[EdgeType.HAS_SECTION, EdgeType.HAS_CHUNK])
+    edges = ctx.graph.edge_tuples([EdgeType.HAS_SECTION, EdgeType.HAS_CHUNK])
     parent = np.full(len(ids), -1, dtype=np.int64)
     kids: list[list[int]] = [[] for _ in ids]
     chunk_owner: dict[str, int] = {}

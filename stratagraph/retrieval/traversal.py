@@ -129,7 +129,7 @@ class BipartiteIndex:
         """Read the bipartite layer with four batched reads (facts, chunks, IN_FACT/SUPPORTED_BY/DESCRIBED_BY
         edges)."""
         facts = graph.nodes_by_label(NodeLabel.FACT)
-        edges = graph.get_edges(types=[EdgeType.IN_FACT, EdgeType.SUPPORTED_BY, EdgeType.DESCRIBED_BY])
+        edges = graph.edge_tuples([EdgeType.IN_FACT, EdgeType.SUPPORTED_BY, EdgeType.DESCRIBED_BY])
         chunk_doc: dict[str, str] = {}
         section_chunks: dict[str, list[str]] = {}
         doc_chunks: dict[str, list[str]] = {}

@@ -72,12 +72,12 @@ def build_index(ctx: RetrievalContext) -> StructureIndex:
     secs = {n.id: n for n in graph.nodes_by_label(NodeLabel.SECTION)}
     index = StructureIndex(documents=docs, sections=secs)
     kids: dict[str, list[str]] = defaultdict(list)
-    for e in graph.get_edges(types=[EdgeType.HAS_SECTION]):
+    for e in graph.edge_tuples([EdgeType.HAS_SECTION]):
         if e.dst in secs:
             kids[e.src].append(e.dst)
             index.parent[e.dst] = e.src
     own: dict[str, list[str]] = defaultdict(list)
-    for e in graph.get_edges(types=[EdgeType.HAS_CHUNK]):
+    for e in graph.edge_tuples([EdgeType.HAS_CHUNK]):
         own[e.src].append(e.dst)
     index.own_chunks = {s: sorted(set(c)) for s, c in own.items()}
     index.children = {

@@ -190,7 +190,9 @@ def test_get_edges_filters_and_order(store: GraphStore) -> None:
 def test_edge_tuples_match_get_edges_and_track_generation(store: GraphStore) -> None:
     load(store)
     types = [T.NEXT, T.MENTIONS, T.CITES]
-    assert store.edge_tuples(types) == [(x.type.value, x.src, x.dst, x.weight) for x in store.get_edges(types=types)]
+    rows = store.edge_tuples(types)
+    assert rows == [(x.type, x.src, x.dst, x.weight) for x in store.get_edges(types=types)]
+    assert all(isinstance(r.type, T) for r in rows)
     assert store.edge_tuples([]) == []
     before = store.generation()
     store.upsert_nodes([n("zz", L.ENTITY, ["d9"])])
