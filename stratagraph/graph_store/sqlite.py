@@ -48,8 +48,8 @@ from stratagraph.schema import (
     NodeLabel,
     canonical_json,
     derive_props,
-    fold_by_doc,
     drop_doc_props,
+    fold_by_doc,
     merge_by_doc,
 )
 
