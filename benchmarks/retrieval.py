@@ -31,15 +31,12 @@ DATASETS = "hotpotqa-100,musique-100,2wiki-101"
 
 
 def markdown(report: dict, ks: list[int]) -> str:
-    cols = [f"recall@{k}" for k in ks] + ["hit@1", "hit@3", "p50_ms", "p95_ms", "first_query_ms"]
-    halves = [f"recall@{max(ks)}"]
-    head = ["strategy", *cols, *(f"{h} {c}" for h in ("1st half", "2nd half") for c in halves)]
+    from stratagraph.eval.retrieval import table
+
+    head, rows = table(report, half_metrics=[f"recall@{max(ks)}"])
     lines = [f"**{report['dataset']}** ({report['questions']} questions)", "", "| " + " | ".join(head) + " |",
              "|" + "---|" * len(head)]
-    for name, row in report["results"].items():
-        cells = [row[c] for c in cols]
-        cells += [row.get(h, {}).get(c, "") for h in ("first_half", "second_half") for c in halves]
-        lines.append(f"| {name} | " + " | ".join(str(c) for c in cells) + " |")
+    lines += ["| " + " | ".join(str(c) for c in cells) + " |" for cells in rows]
     return "\n".join(lines)
 
 

@@ -169,21 +169,30 @@ def evaluate(
     return {"dataset": dataset.name, "questions": len(dataset.questions), "results": results}
 
 
+HALVES = ("first_half", "second_half")
+
+
+def table(report: dict[str, Any], half_metrics: Sequence[str] | None = None) -> tuple[list[str], list[list[Any]]]:
+    """Header and rows of a report: the overall metrics in report order, then each half's ``half_metrics``
+    (default: its recall@k columns). One row per strategy."""
+    results = report["results"]
+    first = next(iter(results.values()), {})
+    cols = [c for c in first if c not in HALVES]
+    if half_metrics is None:
+        half_metrics = [c for c in first.get(HALVES[0], {}) if c.startswith("recall")]
+    halves = [(h, c) for h in HALVES for c in half_metrics]
+    head = ["strategy", *cols, *(f"{'1st' if h == HALVES[0] else '2nd'} half {c}" for h, c in halves)]
+    rows = [[name, *(row[c] for c in cols), *(row.get(h, {}).get(c, "") for h, c in halves)] for name, row in results.items()]
+    return head, rows
+
+
 def format_table(report: dict[str, Any]) -> str:
     """The report as an aligned text table (one row per strategy)."""
-    results = report["results"]
-    if not results:
+    if not report["results"]:
         return "no strategies"
-    cols = [c for c in next(iter(results.values())) if c not in ("first_half", "second_half")]
-    cols += [f"{half[0]}h {c}" for half in ("first_half", "second_half") for c in next(iter(results.values())).get(half, {}) if c.startswith("recall")]
-    lines = [f"{report['dataset']} ({report['questions']} questions)", "strategy".ljust(11) + "".join(c.rjust(13) for c in cols)]
-    for name, row in results.items():
-        cells = []
-        for c in cols:
-            if c.startswith(("fh ", "sh ")):
-                half = "first_half" if c.startswith("fh") else "second_half"
-                cells.append(row.get(half, {}).get(c[3:], ""))
-            else:
-                cells.append(row[c])
-        lines.append(name.ljust(11) + "".join(str(v).rjust(13) for v in cells))
+    head, rows = table(report)
+    widths = [max(len(str(v)) for v in column) for column in zip(head, *rows, strict=True)]
+    lines = [f"{report['dataset']} ({report['questions']} questions)"]
+    for cells in (head, *rows):
+        lines.append(str(cells[0]).ljust(widths[0]) + "".join(str(v).rjust(w + 2) for v, w in zip(cells[1:], widths[1:], strict=True)))
     return "\n".join(lines)

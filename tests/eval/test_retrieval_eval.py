@@ -11,6 +11,7 @@ from stratagraph.eval.retrieval import (
     QuestionRun,
     StrategyRun,
     distinct_titles,
+    format_table,
     hit_at,
     percentile,
     recall_at,
@@ -57,6 +58,10 @@ def test_metrics_by_hand():
     assert out["recall@1"] == 50.0 and out["recall@2"] == 75.0 and out["hit@3"] == 75.0
     assert out["first_half"]["recall@1"] == 50.0 and out["second_half"]["recall@2"] == 50.0
     assert out["p50_ms"] == 1.5
+    text = format_table({"dataset": "d", "questions": 4, "results": {"s": out}})
+    head, row = text.splitlines()[1:]
+    assert head.split()[:3] == ["strategy", "recall@1", "recall@2"] and head.endswith("2nd half recall@2")
+    assert row.split()[0] == "s" and row.split()[1:3] == ["50.0", "75.0"] and row.split()[-1] == "50.0"
 
 
 def test_unknown_dataset_and_bad_lines_are_named(tmp_path, dataset):
