@@ -121,9 +121,7 @@ class StrataGraph:
     @property
     def context(self) -> RetrievalContext:
         """What retrievers and tools read: the stores plus their per-store caches (one per StrataGraph)."""
-        from stratagraph.retrieval import RetrievalContext
-
-        return self.services._get("retrieval", lambda: RetrievalContext.from_services(self.services))  # type: ignore[return-value]
+        return self.services.retrieval
 
     def retrieve(
         self, question: str, strategy: str = "ppr", k: int = 5, filters: Mapping[str, Any] | None = None

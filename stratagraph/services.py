@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from stratagraph.graph_store.base import GraphStore
     from stratagraph.graph_store.vectors import VectorStore
     from stratagraph.ingest.extractors.base import Extractor
+    from stratagraph.retrieval.base import RetrievalContext
 
 #: progress(stage, done, total): called by long-running nodes; must be cheap and thread-safe.
 ProgressFn = Callable[[str, int, int], None]
@@ -57,6 +58,13 @@ class Services:
         from stratagraph.graph_store.vectors import VectorStore
 
         return self._get("vectors", lambda: VectorStore(self.settings, self.embeddings))  # type: ignore[return-value]
+
+    @property
+    def retrieval(self) -> RetrievalContext:
+        """What retrievers and tools read: the stores plus their per-store caches (one per Services)."""
+        from stratagraph.retrieval.base import RetrievalContext
+
+        return self._get("retrieval", lambda: RetrievalContext.from_services(self))  # type: ignore[return-value]
 
     @property
     def llm(self) -> BaseChatModel | None:
