@@ -17,6 +17,52 @@ from typing import Any
 from stratagraph.config import Settings
 
 
+# --------------------------------------------------------------------------------------------- server modes
+@dataclass(frozen=True)
+class ServerMode:
+    """How a kind of OpenAI-compatible server treats ``response_format``: the types it ``accepts``, the
+    reply it gives to one it does not (HTTP status and error body), and whether it wraps its answers in
+    a code fence with prose around (a model given no response_format at all)."""
+
+    name: str
+    accepts: frozenset[str]
+    status: int = 400
+    error: str = ""
+    fenced: bool = False
+
+    def rejection(self, kind: str) -> Reply:
+        return Reply(status=self.status, content=self.error.format(kind=kind), server_error=self.status == 500)
+
+
+#: the servers users run, by how they answer a response_format they do not take
+SERVER_MODES: dict[str, ServerMode] = {
+    # OpenAI, recent vLLM: every response_format type
+    "openai": ServerMode("openai", frozenset({"json_schema", "json_object", "text"})),
+    # older vLLM: 400 naming json_schema
+    "vllm_old": ServerMode(
+        "vllm_old", frozenset({"json_object", "text"}), 400, "response_format type {kind} is not supported by this server"
+    ),
+    # llama-cpp-python's server: HTTP 500 whose body is the request's pydantic validation error
+    "llama_cpp": ServerMode(
+        "llama_cpp",
+        frozenset({"json_object", "text"}),
+        500,
+        "1 validation error:\n  {{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input "
+        "should be 'text' or 'json_object'\", 'input': '{kind}', 'ctx': {{'expected': \"'text' or 'json_object'\"}}}}"
+        "\n\n  File \"llama_cpp/server/app.py\", line 376, in create_chat_completion\n    POST /v1/chat/completions",
+    ),
+    # Ollama-style: json_object only
+    "ollama": ServerMode("ollama", frozenset({"json_object"}), 400, "invalid response_format: {kind}"),
+    # no response_format at all; the model answers in a code fence with prose around it
+    "plain": ServerMode("plain", frozenset(), 422, "Unrecognized request argument supplied: response_format", fenced=True),
+}
+
+
+def fence(content: str) -> str:
+    """How a chatty model answers: a sentence, the JSON in a code fence, a closing remark."""
+    return f"Sure! Here is the JSON you asked for:\n```json\n{content}\n```\nLet me know if anything is missing."
+
+
 # --------------------------------------------------------------------------------------------- server
 @dataclass
 class Reply:
@@ -26,6 +72,7 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     finish_reason: str = "stop"
+    server_error: bool = False  # the error body llama-cpp-python's server sends with its HTTP 500
 
     @classmethod
     def json(cls, obj: Any) -> Reply:
@@ -38,9 +85,12 @@ class Reply:
 
 class ScriptedChatServer:
     """``POST /v1/chat/completions`` on 127.0.0.1: answers from ``script`` (first in, first out), else from
-    ``responder(request_body)``; records every request body; counts requests in flight."""
+    ``responder(request_body)``; records every request body; counts requests in flight. ``mode`` (a
+    :data:`SERVER_MODES` name) sets how it treats ``response_format``: a type it does not accept gets the
+    mode's rejection, and a fenced mode wraps answers in prose and a code fence."""
 
-    def __init__(self) -> None:
+    def __init__(self, mode: str = "openai") -> None:
+        self.mode = SERVER_MODES[mode]
         self.script: deque[Reply] = deque()
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
         self.delay = 0.0
@@ -63,9 +113,13 @@ class ScriptedChatServer:
                 try:
                     if self.path != "/v1/chat/completions":
                         reply = Reply.error(404, f"no route {self.path}")
+                    elif (kind := (body.get("response_format") or {}).get("type")) and kind not in server.mode.accepts:
+                        reply = server.mode.rejection(kind)
                     else:
                         time.sleep(server.delay)
                         reply = server._next(body)
+                        if server.mode.fenced and reply.status == 200 and reply.content is not None:
+                            reply = Reply(content=fence(reply.content), finish_reason=reply.finish_reason)
                     self._send(reply, body)
                 finally:
                     with server._lock:
@@ -87,6 +141,9 @@ class ScriptedChatServer:
                         ],
                         "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
                     }
+                elif reply.server_error:
+                    payload = {"error": {"message": reply.content, "type": "internal_server_error", "param": None,
+                                         "code": None}}  # fmt: skip
                 else:
                     payload = {"error": {"message": reply.content, "type": "scripted", "code": reply.status}}
                 data = json.dumps(payload).encode()

@@ -18,7 +18,23 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from stratagraph.config import Settings
-from stratagraph.llm import LLMCache, LLMUnavailable, cache_key, endpoint_errors, get_chat_model
+from pydantic import BaseModel
+
+from stratagraph.llm import (
+    LLMCache,
+    LLMUnavailable,
+    LLMUsage,
+    MalformedReply,
+    OutputMode,
+    ask_structured,
+    ask_text,
+    cache_key,
+    endpoint_errors,
+    get_chat_model,
+    is_request_validation_error,
+    output_mode,
+    read_json_object,
+)
 from stratagraph.prompts import available_prompts, load_prompt
 from tests.scripted_llm import Reply, ScriptedChatServer, closed_port
 
@@ -114,6 +130,115 @@ def test_refused_connection_is_llm_unavailable_quickly(tmp_path: Path) -> None:
 def test_endpoint_errors_leaves_other_exceptions_alone() -> None:
     with pytest.raises(KeyError), endpoint_errors(object()):
         raise KeyError("not an endpoint problem")
+
+
+def test_only_request_validation_bodies_count_as_deterministic() -> None:
+    assert is_request_validation_error("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'x')}")
+    assert is_request_validation_error('{"detail": [{"loc": ["body", "messages"], "msg": "Field required"}]}')
+    assert is_request_validation_error("Unrecognized request argument supplied: response_format")
+    assert not is_request_validation_error("CUDA out of memory")
+    assert not is_request_validation_error("upstream connect error or disconnect/reset before headers")
+    assert not is_request_validation_error("")
+
+
+# --------------------------------------------------------------------------------------------- structured output
+class Verdict(BaseModel):
+    answered: bool
+    score: float = 0.0
+    reason: str = ""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"answered": true}', {"answered": True}),
+        ('<think>plan {x}</think>Sure: {"answered": false, "score": 2} hope this helps', {"answered": False, "score": 2}),
+        ("Here:\n```json\n{'answered': true, 'score': '0.5',}\n```\nDone.", {"answered": True, "score": "0.5"}),
+        ("{answered: true, // a comment\n reason: 'it says so'}", {"answered": True, "reason": "it says so"}),
+        ('{"reason": "a } inside a string", "answered": true} and more', {"reason": "a } inside a string", "answered": True}),
+    ],
+)
+def test_read_json_object_reads_what_needs_no_guessing(text: str, expected: dict) -> None:
+    assert read_json_object(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [("", "empty"), ("   ", "empty"), ("no json here", "no JSON object"), ("[1, 2]", "no JSON object"),
+     ('{"answered": tr', "not closed"), ("```json\n[1, 2]\n```", "could not be read|not an object")],
+)  # fmt: skip
+def test_read_json_object_refuses_what_would_need_a_guess(text: str, reason: str) -> None:
+    with pytest.raises(MalformedReply, match=reason):
+        read_json_object(text)
+
+
+def test_ask_structured_numbers_as_strings_and_missing_fields_validate_against_scripted_http_server(
+    tmp_path: Path, chat_server: ScriptedChatServer
+) -> None:
+    chat_server.script.append(Reply(content='{"answered": "true", "score": "0.75"}'))
+    model = get_chat_model(chat_server.settings(tmp_path))
+    reply = ask_structured(model, Verdict, MESSAGES)
+    assert reply.value == Verdict(answered=True, score=0.75) and reply.problems == []
+    assert reply.usage == LLMUsage(llm_calls=1, input_tokens=10, output_tokens=10)
+    body = chat_server.requests[0]
+    assert body["response_format"]["type"] == "json_schema" and body["response_format"]["json_schema"]["strict"]
+    assert body["response_format"]["json_schema"]["schema"]["required"] == ["answered", "score", "reason"]
+
+
+def test_ask_structured_malformed_then_good_is_two_requests_against_scripted_http_server(
+    tmp_path: Path, chat_server: ScriptedChatServer
+) -> None:
+    chat_server.script.extend([Reply(content="I think yes."), Reply.json({"answered": True, "reason": "stated"})])
+    model = get_chat_model(chat_server.settings(tmp_path))
+    reply = ask_structured(model, Verdict, MESSAGES, what="judge of question q1")
+    assert reply.value == Verdict(answered=True, reason="stated") and reply.corrected
+    assert reply.problems == ["the reply contains no JSON object"] and reply.usage.llm_calls == 2
+    second = chat_server.requests[1]["messages"]
+    assert [m["role"] for m in second] == ["system", "user", "assistant", "user"]
+    assert second[2]["content"] == "I think yes." and "no JSON object" in second[3]["content"]
+
+
+def test_ask_structured_malformed_twice_returns_no_value_and_says_why_against_scripted_http_server(
+    tmp_path: Path, chat_server: ScriptedChatServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    chat_server.script.extend([Reply(content="maybe"), Reply(content='{"score": 1}')])
+    model = get_chat_model(chat_server.settings(tmp_path))
+    reply = ask_structured(model, Verdict, MESSAGES, what="judge of question q7")
+    assert reply.value is None and reply.usage.llm_calls == 2
+    assert reply.problems[0] == "the reply contains no JSON object" and "answered: Field required" in reply.problems[1]
+    assert "judge of question q7" in caplog.text
+
+
+def test_ask_structured_caches_usable_replies_only_against_scripted_http_server(
+    tmp_path: Path, chat_server: ScriptedChatServer
+) -> None:
+    chat_server.responder = lambda body: Reply.json({"answered": True})
+    model = get_chat_model(chat_server.settings(tmp_path))
+    with LLMCache(tmp_path / "c.sqlite") as store:
+        first = ask_structured(model, Verdict, MESSAGES, store=store)
+        again = ask_structured(model, Verdict, MESSAGES, store=store)
+    assert first.value == again.value and again.cached and again.usage.llm_calls == 0
+    assert len(chat_server.requests) == 1
+
+
+def test_usage_counts_the_clients_retries_against_scripted_http_server(
+    tmp_path: Path, chat_server: ScriptedChatServer
+) -> None:
+    chat_server.script.extend([Reply.error(429, "slow down", **{"Retry-After": "0"}), Reply(content="fine")])
+    model = get_chat_model(chat_server.settings(tmp_path, request_retries=2))
+    usage = LLMUsage()
+    assert ask_text(model, MESSAGES, usage) == "fine"
+    assert usage.llm_calls == len(chat_server.requests) == 2
+
+
+def test_a_model_that_is_not_openai_compatible_starts_at_the_prompt_rung() -> None:
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    model = GenericFakeChatModel(messages=iter([AIMessage(content='Result: {"answered": true}')]))
+    assert output_mode(model) == OutputMode.PROMPT
+    reply = ask_structured(model, Verdict, MESSAGES)
+    assert reply.value == Verdict(answered=True) and reply.mode == OutputMode.PROMPT
 
 
 # --------------------------------------------------------------------------------------------- cache

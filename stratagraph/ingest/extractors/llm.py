@@ -14,17 +14,18 @@ chunk of the same document (``tri(i-1)`` of BAG-RAG eq. 2) and the previous chun
 therefore done in order; documents run concurrently on ``settings.llm_concurrency`` threads, which is the
 limit on requests in flight.
 
-Structured output: the request carries an OpenAI ``response_format`` of type ``json_schema`` (strict) built
-from :class:`LLMExtraction`, and the reply is read from the message content and validated here with pydantic
-(:func:`parse_reply`): this works with any OpenAI-compatible server that returns the JSON as
-``choices[0].message.content``, and the raw reply text is what the cache stores. A server that rejects
-``response_format`` (HTTP 400/422 naming it) is asked again without it, relying on the prompt, for the rest
-of the extractor's life. A reply that is not usable JSON of that shape is asked for once more with a short
-correction note; if that fails too the chunk gets an empty :class:`ChunkExtraction` and a warning naming it.
-Only usable replies are cached, so a re-run retries what failed. A cache hit sends no request.
+Structured output goes through :func:`stratagraph.llm.ask_structured`, shared with every agent node: the
+output format is negotiated per endpoint (``json_schema`` strict, else ``json_object`` with the schema in the
+prompt, else plain text with the JSON read out of the reply, remembered in the store's LLM database), the reply
+is read tolerantly (:func:`parse_reply`) and validated here with pydantic, and the raw reply text is what the
+cache stores. A reply that is not usable JSON of that shape is asked for once more with a short correction
+note; if that fails too the chunk gets an empty :class:`ChunkExtraction` and a warning naming it and the
+problem. Only usable replies are cached, so a re-run retries what failed. A cache hit sends no request.
+``outcomes`` counts chunks answered on the first try, after the correction, from the cache, and left empty.
 
-Endpoint failures (unreachable, timeouts, 401/403/404, 429/5xx after the client's retries) raise
-:class:`~stratagraph.llm.LLMUnavailable`; the extraction stops and the ingest run fails cleanly.
+Endpoint failures (unreachable, time-outs, 401/403/404, a request the server rejects, 429/5xx after the
+client's retries) raise :class:`~stratagraph.llm.LLMUnavailable`; the extraction stops and the ingest run
+fails cleanly.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ import json
 import logging
 import math
 import re
-import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
@@ -41,7 +41,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from stratagraph.ingest.extractors.base import (
     ChunkExtraction,
@@ -53,7 +53,18 @@ from stratagraph.ingest.extractors.base import (
     Extractor,
     Quantity,
 )
-from stratagraph.llm import LLMCache, cache_key, get_chat_model, is_context_overflow, model_name, unavailable_error
+from stratagraph.llm import (
+    InputTooLong,
+    LLMCache,
+    LLMUsage,
+    MalformedReply,
+    ask_structured,
+    get_chat_model,
+    model_name,
+    read_json_object,
+    strict_json_schema,
+    validate_reply,
+)
 from stratagraph.prompts import load_prompt
 
 if TYPE_CHECKING:
@@ -167,23 +178,9 @@ class LLMExtraction(BaseModel):
     relations: list[LLMRelation] = Field(default_factory=list)
 
 
-def _strict(node: Any) -> Any:
-    """A copy of a JSON schema fit for OpenAI strict mode: every object lists all its properties as required
-    and forbids others; defaults are dropped (strict mode has none; parsing here still applies them)."""
-    if isinstance(node, list):
-        return [_strict(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: _strict(v) for k, v in node.items() if k != "default"}
-    if out.get("type") == "object" and isinstance(out.get("properties"), dict):
-        out["required"] = list(out["properties"])
-        out["additionalProperties"] = False
-    return out
-
-
 @cache
 def _schema_json() -> str:
-    return json.dumps(_strict(LLMExtraction.model_json_schema()), sort_keys=True)
+    return json.dumps(strict_json_schema(LLMExtraction.model_json_schema()), sort_keys=True)
 
 
 def extraction_json_schema() -> dict[str, Any]:
@@ -191,47 +188,12 @@ def extraction_json_schema() -> dict[str, Any]:
     return json.loads(_schema_json())
 
 
-def _response_format() -> dict[str, Any]:
-    schema = extraction_json_schema()
-    return {"type": "json_schema", "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": schema}}
-
-
 # --------------------------------------------------------------------------------------------- parsing
-class MalformedReply(ValueError):
-    """A reply that is not one JSON object of the :class:`LLMExtraction` shape; ``reason`` says why, briefly."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-
-
 def parse_reply(text: str) -> LLMExtraction:
-    """The :class:`LLMExtraction` in a reply text.
-
-    The JSON object is taken from the first ``{`` (so Markdown fences, a leading sentence or a ``<think>``
-    block around it do not matter) to where it ends. Raises :class:`MalformedReply` when there is no JSON
-    object or it does not validate.
-    """
-    body = _THINK.sub("", text or "")
-    start = body.find("{")
-    if start < 0:
-        raise MalformedReply("the reply contains no JSON object" if body.strip() else "the reply was empty")
-    try:
-        obj, _ = json.JSONDecoder().raw_decode(body, start)
-    except json.JSONDecodeError as exc:
-        raise MalformedReply(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})") from exc
-    if not isinstance(obj, dict):
-        raise MalformedReply("the reply's JSON is not an object")
-    try:
-        return LLMExtraction.model_validate(obj)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}" for err in exc.errors()[:3]
-        )
-        raise MalformedReply(f"the JSON does not match the schema ({problems})") from exc
+    """The :class:`LLMExtraction` in a reply text (:func:`stratagraph.llm.read_json_object`: a code fence,
+    prose or a ``<think>`` block around the object do not matter, JSON5 is accepted; then the schema).
+    Raises :class:`~stratagraph.llm.MalformedReply` saying why it is unusable."""
+    return validate_reply(LLMExtraction, read_json_object(text))
 
 
 # --------------------------------------------------------------------------------------------- normalising
@@ -397,30 +359,6 @@ def to_chunk_extraction(parsed: LLMExtraction, chunk: ChunkInput) -> ChunkExtrac
 
 
 # --------------------------------------------------------------------------------------------- extractor
-class _InputTooLong(Exception):
-    """The prompt of one chunk exceeds the model's context."""
-
-
-def _is_openai_chat(chat_model: Any) -> bool:
-    openai_mod = sys.modules.get("langchain_openai")
-    return openai_mod is not None and isinstance(chat_model, openai_mod.ChatOpenAI)
-
-
-def _rejects_response_format(exc: BaseException) -> bool:
-    import openai
-
-    if not isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError)):
-        return False
-    text = f"{exc.message} {exc.body}".lower()
-    return "response_format" in text or "json_schema" in text
-
-
-def _cut_off(exc: BaseException) -> bool:
-    import openai
-
-    return isinstance(exc, (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError))
-
-
 class LLMExtractor(Extractor):
     """Entities, n-ary facts and relations from a chat model (see the module docstring for the protocol).
 
@@ -438,11 +376,15 @@ class LLMExtractor(Extractor):
         self.cache = cache
         self.model = model_name(chat_model)
         self.name = f"llm:{self.model}"
-        self.temperature: float | None = getattr(chat_model, "temperature", None)
-        self.requests = 0
-        self._structured = _is_openai_chat(chat_model)
+        self.usage = LLMUsage()
+        self.outcomes = {"first_try": 0, "corrected": 0, "empty": 0, "cached": 0, "too_long": 0}
         self._owns_cache = owns_cache and cache is not None
         self._lock = threading.Lock()
+
+    @property
+    def requests(self) -> int:
+        """Requests sent so far (cache hits send none; every attempt of the client's retries counts)."""
+        return self.usage.llm_calls
 
     @classmethod
     def from_settings(cls, settings: Settings, chat_model: BaseChatModel | None = None) -> LLMExtractor:
@@ -519,85 +461,45 @@ class LLMExtractor(Extractor):
     ) -> ChunkExtraction:
         """The extraction of one chunk; ``previous_facts`` are the fact descriptions of the chunk before it.
 
-        A malformed reply is asked for once more with a correction note; when that fails too, or the prompt
-        is too long for the model, the chunk gets an empty extraction and a warning is logged.
+        The request goes through :func:`stratagraph.llm.ask_structured` (output format negotiated per
+        endpoint, the store's reply cache). A malformed reply is asked for once more with a correction note;
+        when that fails too, or the prompt is too long for the model, the chunk gets an empty extraction and
+        a warning naming it and what was wrong.
         """
         empty = ChunkExtraction(chunk_id=chunk.chunk_id)
         if not chunk.text.strip():
             return empty
-        messages = self.build_messages(doc, chunk, previous_facts)
+        what = f"extraction of chunk {chunk.chunk_id} of document {doc.doc_id}"
+        usage = LLMUsage()
         try:
-            try:
-                parsed = self._ask(messages)
-            except MalformedReply as first:
-                note = load_prompt("extract_facts.correction").format(error=first.reason)
-                try:
-                    parsed = self._ask([*messages, HumanMessage(content=note)])
-                except MalformedReply as second:
-                    logger.warning(
-                        "LLM extraction: chunk %s of document %s got no usable reply after a correction "
-                        "(%s; then %s); it gets an empty extraction",
-                        chunk.chunk_id, doc.doc_id, first.reason, second.reason,
-                    )  # fmt: skip
-                    return empty
-        except _InputTooLong as exc:
-            logger.warning(
-                "LLM extraction: chunk %s of document %s is too long for model %s (%s); it gets an empty extraction",
-                chunk.chunk_id, doc.doc_id, self.model, exc,
-            )  # fmt: skip
-            return empty
-        return to_chunk_extraction(parsed, chunk)
-
-    def _ask(self, messages: list[BaseMessage]) -> LLMExtraction:
-        """The parsed reply to ``messages``: from the cache when there, else from the model (then cached)."""
-        key = None
-        if self.cache is not None:
-            key = cache_key(
-                model=self.model,
-                messages=messages,
-                schema_name=SCHEMA_NAME,
-                schema=extraction_json_schema(),
-                temperature=self.temperature,
+            reply = ask_structured(
+                self.chat_model,
+                LLMExtraction,
+                self.build_messages(doc, chunk, previous_facts),
+                store=self.cache,
+                parse=parse_reply,
+                correction=load_prompt("extract_facts.correction"),
+                name=SCHEMA_NAME,
+                json_schema=extraction_json_schema(),
+                what=what,
+                usage=usage,
             )
-            cached = self.cache.get(key)
-            if cached is not None:
-                try:
-                    return parse_reply(cached)
-                except MalformedReply:
-                    logger.debug("LLM cache entry %s no longer parses; asking the model again", key)
-        text = self._request(messages)
-        parsed = parse_reply(text)
-        if key is not None:
-            self.cache.put(key, text)  # type: ignore[union-attr]
-        return parsed
+        except InputTooLong as exc:
+            logger.warning("LLM %s: the chunk is too long for model %s (%s); it gets an empty extraction", what, self.model, exc)
+            self._count("too_long")
+            return empty
+        finally:
+            with self._lock:
+                self.usage = self.usage.add(usage)
+        if reply.value is None:
+            self._count("empty")
+            return empty
+        self._count("cached" if reply.cached and not reply.problems else "corrected" if reply.problems else "first_try")
+        return to_chunk_extraction(reply.value, chunk)
 
-    def _request(self, messages: list[BaseMessage]) -> str:
-        """Send one request (the client retries transient failures itself) and return the reply text."""
-        structured = self._structured
-        kwargs: dict[str, Any] = {"response_format": _response_format()} if structured else {}
+    def _count(self, outcome: str) -> None:
         with self._lock:
-            self.requests += 1
-        try:
-            reply = self.chat_model.invoke(messages, **kwargs)
-        except Exception as exc:
-            if structured and _rejects_response_format(exc):
-                with self._lock:
-                    if self._structured:
-                        self._structured = False
-                        logger.warning(
-                            "LLM extraction: %s rejects json_schema response_format (%s); asking for JSON "
-                            "through the prompt alone from now on", self.model, exc,
-                        )  # fmt: skip
-                return self._request(messages)
-            if _cut_off(exc):
-                raise MalformedReply("the reply was cut off before the JSON object ended; keep it shorter") from exc
-            if is_context_overflow(exc):
-                raise _InputTooLong(str(exc)) from exc
-            translated = unavailable_error(exc, self.chat_model)
-            if translated is not None:
-                raise translated from exc
-            raise
-        return str(reply.text) if isinstance(reply, BaseMessage) else str(reply)
+            self.outcomes[outcome] += 1
 
     def close(self) -> None:
         """Close the reply cache when this extractor opened it (:meth:`from_settings`)."""

@@ -19,8 +19,8 @@ from stratagraph.ingest.extractors.base import (
     ExtractedFact,
     ExtractedRelation,
 )
-from stratagraph.ingest.extractors.llm import LLMExtractor, MalformedReply, parse_reply
-from stratagraph.llm import LLMCache, LLMUnavailable, get_chat_model
+from stratagraph.ingest.extractors.llm import LLMExtraction, LLMExtractor, parse_reply, to_chunk_extraction
+from stratagraph.llm import LLMCache, LLMUnavailable, MalformedReply, get_chat_model
 from tests.scripted_llm import Reply, ScriptedChatServer, closed_port, user_text
 
 TEXT1 = "Acme Corporation acquired Beta Labs for $30 million in March 2024. Jane Doe leads Beta Labs."
@@ -263,7 +263,7 @@ def test_parse_reply_finds_the_object_and_reports_why_it_fails() -> None:
                         '"attributes": {"date": "2020"}, "confidence": null}]}')  # fmt: skip
     assert loose.facts[0].entities == ["X"] and loose.facts[0].attributes[0].value == "2020"
     for text, reason in [("", "empty"), ("no json here", "no JSON object"), ("[1, 2]", "no JSON object"),
-                         ('{"facts": 3}', "does not match the schema"), ('{"facts": [', "not valid JSON")]:  # fmt: skip
+                         ('{"facts": 3}', "does not match the schema"), ('{"facts": [', "not closed")]:  # fmt: skip
         with pytest.raises(MalformedReply, match=reason):
             parse_reply(text)
 
@@ -286,25 +286,141 @@ def test_persistent_503_is_llm_unavailable_after_the_clients_retries_only_agains
     with pytest.raises(LLMUnavailable, match="503"):
         extractor.extract([document("d1", chunk("c1", TEXT1), chunk("c2", TEXT2))])
     assert len(chat_server.requests) == 2  # one try + the client's one retry; the extractor adds none
-    assert extractor.requests == 1
+    assert extractor.requests == 2  # every request sent is counted, retries included
 
 
-def test_server_rejecting_response_format_is_asked_without_it_against_scripted_http_server(
+#: per server mode: requests for the first chunk (the probe down the ladder), the rung it settles on
+MODE_PROBES = {
+    "openai": (1, "json_schema"),
+    "vllm_old": (2, "json_object"),
+    "llama_cpp": (2, "json_object"),
+    "ollama": (2, "json_object"),
+    "plain": (3, "prompt"),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(MODE_PROBES))
+def test_every_server_mode_ends_in_the_exact_extraction_with_one_probe_per_store_against_scripted_http_server(
+    tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stratagraph import llm
+    from tests.scripted_llm import SERVER_MODES
+
+    server = ScriptedChatServer(mode).start()
+    try:
+        server.responder = lambda body: Reply.json(REPLY2)
+        cache = LLMCache(tmp_path / "llm_cache.sqlite")
+        extractor = extractor_for(server, tmp_path, cache, request_retries=2)
+        doc = document("d1", chunk("c1", TEXT2), chunk("c2", TEXT2 + " Again."))
+        [[one, two]] = extractor.extract([doc])
+        expected = to_chunk_extraction(LLMExtraction.model_validate(REPLY2), chunk("c1", TEXT2))
+        assert one == expected and len(two.facts) == 1
+        probes, rung = MODE_PROBES[mode]
+        # no retry of a deterministic rejection (request_retries=2 would have tripled each one)
+        assert len(server.requests) == probes + 1 == extractor.requests
+        kinds = [(b.get("response_format") or {}).get("type") for b in server.requests]
+        ladder = {"json_schema": ["json_schema"], "json_object": ["json_schema", "json_object"],
+                  "prompt": ["json_schema", "json_object", None]}[rung]  # fmt: skip
+        assert kinds == [*ladder, ladder[-1]]
+        system = server.requests[-1]["messages"][0]["content"]
+        assert ('"facts"' in system and "validate against this JSON schema" in system) == (rung != "json_schema")
+        assert cache.output_mode(server.base_url, "scripted") == rung
+        assert extractor.outcomes["first_try"] == 2
+        # a new process (no memory of this endpoint) on the same store sends no probe
+        monkeypatch.setattr(llm, "_MODES", {})
+        again = extractor_for(server, tmp_path, LLMCache(tmp_path / "llm_cache.sqlite"), request_retries=2)
+        before = len(server.requests)
+        again.extract([document("d2", chunk("c3", TEXT2 + " A third time."))])
+        assert len(server.requests) - before == 1 == again.requests
+        assert SERVER_MODES[mode].name == mode
+    finally:
+        server.close()
+
+
+def test_probe_is_remembered_in_the_store_across_processes_against_scripted_http_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stratagraph import llm
+
+    server = ScriptedChatServer("llama_cpp").start()
+    try:
+        server.responder = echo_reply
+        extractor_for(server, tmp_path, LLMCache(tmp_path / "c.sqlite")).extract([document("d1", chunk("c1", TEXT1))])
+        assert len(server.requests) == 2
+        monkeypatch.setattr(llm, "_MODES", {})  # what a new process starts with
+        extractor_for(server, tmp_path, LLMCache(tmp_path / "c.sqlite")).extract([document("d2", chunk("c2", TEXT2))])
+        assert len(server.requests) == 3
+        assert (server.requests[-1].get("response_format") or {}).get("type") == "json_object"
+    finally:
+        server.close()
+
+
+def test_concurrent_documents_probe_a_new_endpoint_once_against_scripted_http_server(tmp_path: Path) -> None:
+    server = ScriptedChatServer("llama_cpp").start()
+    try:
+        server.responder = echo_reply
+        server.delay = 0.05
+        docs = [document(f"d{i}", chunk(f"c{i}", f"Document {i} text.")) for i in range(4)]
+        extractor = extractor_for(server, tmp_path, llm_concurrency=4)
+        results = extractor.extract(docs)
+        assert all(len(r[0].facts) == 1 for r in results)
+        kinds = [(b.get("response_format") or {}).get("type") for b in server.requests]
+        assert kinds.count("json_schema") == 1 and len(kinds) == 5
+    finally:
+        server.close()
+
+
+def test_messy_json_from_a_small_model_is_read_without_a_correction_against_scripted_http_server(
+    tmp_path: Path,
+) -> None:
+    messy = (
+        "{'facts': [{'description': 'Beta Labs will open a second laboratory in Oslo.', 'type': 'open',"
+        " 'confidence': '7.5', 'entities': ['Beta Labs', 'Oslo'],},],"
+        " 'entities': [{'name': 'Beta Labs', 'type': 'ORG'}, {'name': 'Oslo', 'type': 'LOCATION', 'confidence': '99'}],"
+        " /* no relations */ 'relations': []}"
+    )
+    server = ScriptedChatServer("plain").start()
+    try:
+        server.responder = lambda body: Reply(content=messy)
+        extractor = extractor_for(server, tmp_path)
+        [[result]] = extractor.extract([document("d1", chunk("c1", TEXT2))])
+        assert [f.description for f in result.facts] == ["Beta Labs will open a second laboratory in Oslo."]
+        assert result.facts[0].confidence == 0.75 and {e.name for e in result.entities} == {"Beta Labs", "Oslo"}
+        assert extractor.outcomes == {"first_try": 1, "corrected": 0, "empty": 0, "cached": 0, "too_long": 0}
+    finally:
+        server.close()
+
+
+def test_deterministic_400_fails_at_once_with_the_servers_message_against_scripted_http_server(
     tmp_path: Path, chat_server: ScriptedChatServer
 ) -> None:
-    def responder(body: dict[str, Any]) -> Reply:
-        if "response_format" in body:
-            return Reply.error(400, "response_format of type json_schema is not supported")
-        return Reply.json(REPLY2)
-
-    chat_server.responder = responder
-    extractor = extractor_for(chat_server, tmp_path)
-    [[one, two]] = extractor.extract([document("d1", chunk("c1", TEXT2), chunk("c2", TEXT2))])
-    assert len(one.facts) == 1 and len(two.facts) == 1
-    assert ["response_format" in body for body in chat_server.requests] == [True, False, False]
+    chat_server.responder = lambda body: Reply.error(400, "max_tokens must be at most 4096")
+    with pytest.raises(LLMUnavailable, match="rejected the request .HTTP 400.: max_tokens must be at most 4096"):
+        extractor_for(chat_server, tmp_path, request_retries=3).extract([document("d1", chunk("c1", TEXT1))])
+    assert len(chat_server.requests) == 1
 
 
-# --------------------------------------------------------------------------------------------- (f)
+def test_500_with_a_validation_body_is_not_retried_against_scripted_http_server(
+    tmp_path: Path, chat_server: ScriptedChatServer
+) -> None:
+    body = "1 validation error:\n  {'type': 'missing', 'loc': ('body', 'messages'), 'msg': 'Field required'}"
+    chat_server.responder = lambda b: Reply(status=500, content=body, server_error=True)
+    with pytest.raises(LLMUnavailable, match="HTTP 500, not retried.*Field required"):
+        extractor_for(chat_server, tmp_path, request_retries=3).extract([document("d1", chunk("c1", TEXT1))])
+    assert len(chat_server.requests) == 1
+
+
+def test_time_out_names_the_setting_that_raises_it_against_scripted_http_server(
+    tmp_path: Path, chat_server: ScriptedChatServer
+) -> None:
+    chat_server.delay = 1.5
+    chat_server.responder = echo_reply
+    with pytest.raises(LLMUnavailable, match=r"did not answer within 0.5 s.*STRATAGRAPH_REQUEST_TIMEOUT"):
+        extractor_for(chat_server, tmp_path, request_retries=0, request_timeout=0.5).extract(
+            [document("d1", chunk("c1", TEXT1))]
+        )
+
+
 def test_refused_connection_raises_llm_unavailable_quickly(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
     from stratagraph.config import Settings
