@@ -42,7 +42,12 @@ class Settings(BaseSettings):
 
     # remote endpoints (OpenAI-compatible embeddings and chat): one retry layer, the client's own
     request_retries: int = Field(default=3, ge=0, description="retries of a failed request (with backoff)")
-    request_timeout: float = Field(default=60.0, gt=0, description="seconds one request may take")
+    request_timeout: float = Field(
+        default=600.0,
+        gt=0,
+        description="seconds one request may take, waiting in a local server's queue included (a 1.5B model on "
+        "2 cores took up to 391 s with 4 requests in flight; BENCHMARKS.md)",
+    )
 
     # LLM (optional)
     llm_model: str | None = None
