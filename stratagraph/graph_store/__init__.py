@@ -11,10 +11,8 @@ from stratagraph.graph_store.base import (
     EdgeRow,
     GraphCounts,
     GraphStore,
-    Neighbor,
     ScoredId,
     StoreUnavailable,
-    Subgraph,
 )
 from stratagraph.graph_store.sqlite import SQLiteGraphStore
 
@@ -28,11 +26,9 @@ __all__ = [
     "EdgeRow",
     "GraphCounts",
     "GraphStore",
-    "Neighbor",
     "SQLiteGraphStore",
     "ScoredId",
     "StoreUnavailable",
-    "Subgraph",
     "open_graph_store",
 ]
 

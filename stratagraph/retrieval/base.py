@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from stratagraph.graph_store.base import GraphStore
     from stratagraph.graph_store.vectors import VectorStore
     from stratagraph.ingest.citations import TitleIndex
+    from stratagraph.retrieval.bm25 import BM25Index
+    from stratagraph.retrieval.index import GraphIndex
     from stratagraph.services import Services
 
 #: ``key=value`` metadata filters (document metadata, inherited by chunks), all of which must hold.
@@ -220,11 +222,9 @@ class RetrievalContext:
 
     # -------------------------------------------------------------- caches
     def cached(self, name: str, build: Any) -> Any:
-        """``build()`` once per graph generation (always, when the backend cannot tell its generation)."""
+        """``build()`` once per graph generation (what it read stays valid while no one writes)."""
         gen = self.graph.generation()
         with self._lock:
-            if gen is None:
-                return build()
             if gen != self._cache_gen:
                 self._cache.clear()
                 self._cache_gen = gen
@@ -270,15 +270,34 @@ class RetrievalContext:
 
         return load_nlp()
 
+    def index(self) -> GraphIndex:
+        """The shared :class:`~stratagraph.retrieval.index.GraphIndex` of the graph, built once per generation."""
+        from stratagraph.retrieval.index import GraphIndex
+
+        return self.cached("graph_index", lambda: GraphIndex.from_store(self.graph))
+
+    def bm25(self) -> BM25Index:
+        """The lexical index (:mod:`stratagraph.retrieval.bm25`), built once per generation."""
+        from stratagraph.retrieval.bm25 import BM25Index
+
+        return self.cached("bm25_index", lambda: BM25Index.from_graph(self.graph))
+
     def title_index(self) -> TitleIndex:
         """Normalised titles of every document and section (entity pages, query linking)."""
 
         def build() -> TitleIndex:
             from stratagraph.ingest.linking import _title_index
 
-            return _title_index(
-                self.graph.nodes_by_label(NodeLabel.DOCUMENT), self.graph.nodes_by_label(NodeLabel.SECTION)
-            )
+            ix = self.index()
+            documents = [
+                Node.model_construct(id=d, label=NodeLabel.DOCUMENT, doc_ids=[d], props={"title": t, "metadata": m})
+                for d, t, m in zip(ix.documents.ids, ix.doc_title, ix.doc_metadata, strict=True)
+            ]
+            sections = [
+                Node.model_construct(id=s, label=NodeLabel.SECTION, doc_ids=[d], props={"title": t, "doc_id": d})
+                for s, t, d in zip(ix.sections.ids, ix.section_title, ix.section_doc, strict=True)
+            ]
+            return _title_index(documents, sections)
 
         return self.cached("title_index", build)
 
@@ -288,14 +307,7 @@ class RetrievalContext:
         if not filters:
             return None
         key = "allowed:" + repr(sorted(filters.items()))
-        return self.cached(
-            key,
-            lambda: {
-                d.id
-                for d in self.graph.nodes_by_label(NodeLabel.DOCUMENT)
-                if metadata_matches(d.props.get("metadata") or {}, filters)
-            },
-        )
+        return self.cached(key, lambda: self.index().documents_matching(filters, metadata_matches))
 
     # -------------------------------------------------------------- evidence
     def chunk_scores(self, query: str, k: int, filters: Filters | None = None) -> list[ScoredId]:

@@ -40,12 +40,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from pydantic import BaseModel, Field
+from scipy.sparse import csr_matrix
 
 from stratagraph.graph_store.base import ScoredId
 from stratagraph.retrieval import top_down
 from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, ranked, rrf
+from stratagraph.retrieval.index import GraphIndex, NodeTable
 from stratagraph.retrieval.top_down import SectionIndex, TopDownParams, TopDownRun
-from stratagraph.schema import EdgeType
 
 STRATEGY = "bottom_up"
 INDEX_CACHE = "bottom_up.instance_index"
@@ -71,42 +72,36 @@ class BottomUpParams(BaseModel):
 # ------------------------------------------------------------------------------------------ the index
 
 
-@dataclass(frozen=True)
 class InstanceIndex:
-    """Whole-store adjacency of the instance layer (built once per graph generation)."""
+    """The instance layer as BAG-RAG eq. 4 reads it, a view of the shared graph index: a chunk's facts
+    (SUPPORTED_BY) and entities (MENTIONS), a fact's entities (IN_FACT), an entity's RELATED neighbours in
+    either direction. Every list is sorted by id."""
 
-    chunk_facts: dict[str, tuple[str, ...]]  # chunk <- SUPPORTED_BY - fact
-    chunk_entities: dict[str, tuple[tuple[str, float], ...]]  # chunk - MENTIONS -> entity (weight)
-    fact_entities: dict[str, tuple[str, ...]]  # entity - IN_FACT -> fact
-    related: dict[str, tuple[str, ...]]  # entity - RELATED - entity, either direction
+    def __init__(self, ix: GraphIndex) -> None:
+        self.ix = ix
+        sym = (ix.related + ix.related.T).tocsr()
+        sym.setdiag(0)
+        sym.eliminate_zeros()
+        self._related = sym
 
+    def _ids(self, matrix: csr_matrix, row: int | None, out: NodeTable) -> tuple[str, ...]:
+        return () if row is None else tuple(out.ids[j] for j in self.ix.row(matrix, row))
 
-def build_instance_index(ctx: RetrievalContext) -> InstanceIndex:
-    types = [EdgeType.SUPPORTED_BY, EdgeType.MENTIONS, EdgeType.IN_FACT, EdgeType.RELATED]
-    chunk_facts: dict[str, list[str]] = defaultdict(list)
-    chunk_entities: dict[str, list[tuple[str, float]]] = defaultdict(list)
-    fact_entities: dict[str, list[str]] = defaultdict(list)
-    related: dict[str, set[str]] = defaultdict(set)
-    for e in ctx.graph.edge_tuples(types):
-        if e.type == EdgeType.SUPPORTED_BY:
-            chunk_facts[e.dst].append(e.src)
-        elif e.type == EdgeType.MENTIONS:
-            chunk_entities[e.src].append((e.dst, float(e.weight)))
-        elif e.type == EdgeType.IN_FACT:
-            fact_entities[e.dst].append(e.src)
-        elif e.src != e.dst:
-            related[e.src].add(e.dst)
-            related[e.dst].add(e.src)
-    return InstanceIndex(
-        chunk_facts={k: tuple(sorted(set(v))) for k, v in chunk_facts.items()},
-        chunk_entities={k: tuple(sorted(v)) for k, v in chunk_entities.items()},
-        fact_entities={k: tuple(sorted(set(v))) for k, v in fact_entities.items()},
-        related={k: tuple(sorted(v)) for k, v in related.items()},
-    )
+    def chunk_facts(self, chunk_id: str) -> tuple[str, ...]:
+        return self._ids(self.ix.chunk_fact, self.ix.chunks.pos.get(chunk_id), self.ix.facts)
+
+    def chunk_entities(self, chunk_id: str) -> tuple[str, ...]:
+        return self._ids(self.ix.chunk_entity, self.ix.chunks.pos.get(chunk_id), self.ix.entities)
+
+    def fact_entities(self, fact_id: str) -> tuple[str, ...]:
+        return self._ids(self.ix.fact_entity, self.ix.facts.pos.get(fact_id), self.ix.entities)
+
+    def related(self, entity_id: str) -> tuple[str, ...]:
+        return self._ids(self._related, self.ix.entities.pos.get(entity_id), self.ix.entities)
 
 
 def instance_index(ctx: RetrievalContext) -> InstanceIndex:
-    return ctx.cached(INDEX_CACHE, lambda: build_instance_index(ctx))
+    return ctx.cached(INDEX_CACHE, lambda: InstanceIndex(ctx.index()))
 
 
 def fact_vectors(ctx: RetrievalContext, fact_ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -141,16 +136,16 @@ def instance_graph(index: InstanceIndex, chunks: Sequence[str]) -> InstanceGraph
     facts: set[str] = set()
     comention: list[tuple[str, str, float]] = []
     for c in dict.fromkeys(chunks):
-        for f in index.chunk_facts.get(c, ()):
+        for f in index.chunk_facts(c):
             facts.add(f)
             chunks_of[f].add(c)
-        mentioned = sorted({e for e, _w in index.chunk_entities.get(c, ())})
+        mentioned = list(index.chunk_entities(c))
         for e in mentioned:
             chunks_of[e].add(c)
         if len(mentioned) > 1:
             w = 1.0 / (len(mentioned) - 1)
             comention.extend((a, b, w) for i, a in enumerate(mentioned) for b in mentioned[i + 1 :])
-    fact_members = {f: index.fact_entities.get(f, ()) for f in facts}
+    fact_members = {f: index.fact_entities(f) for f in facts}
     for f, ents in fact_members.items():
         for e in ents:
             chunks_of[e].update(chunks_of[f])  # an entity of a kept fact lives where the fact does
@@ -167,7 +162,7 @@ def instance_graph(index: InstanceIndex, chunks: Sequence[str]) -> InstanceGraph
         for e in ents:
             add(e, f, 1.0)
     for e in nodes:
-        for other in index.related.get(e, ()):
+        for other in index.related(e):
             if other in pos and e < other:
                 add(e, other, 1.0)
     for a, b, w in comention:

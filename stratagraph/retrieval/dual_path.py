@@ -27,8 +27,9 @@ scores of the facts it supports (several fused facts in one passage are several 
 fact-derived chunk list is fused by RRF (k = 60) with the dense chunk list, so a passage that yielded no
 fact (or none that ranked) stays reachable, and a passage both lists agree on rises.
 
-The entity/fact adjacency, fact confidences and ``SUPPORTED_BY`` links are read once per graph generation
-into a :class:`BipartiteIndex` (``ctx.cached``), so neither path reads a hub entity's facts per question.
+The entity/fact adjacency, fact confidences and ``SUPPORTED_BY`` links come from the shared
+:class:`~stratagraph.retrieval.index.GraphIndex` (built once per graph generation), so neither path reads a
+hub entity's facts per question.
 
 Defaults: ``k_E = 10``, ``k_R = 10``, fused ``k = 10`` (at least the requested number of passages), all from
 §4.2.3's "Default Parameters"; the entity similarity floor 0.75 is query linking's.
@@ -37,7 +38,6 @@ Defaults: ``k_E = 10``, ``k_R = 10``, fused ``k = 10`` (at least the requested n
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
@@ -54,7 +54,7 @@ from stratagraph.retrieval.base import (
     rrf,
 )
 from stratagraph.retrieval.query_linking import LinkedEntity, link_query
-from stratagraph.schema import EdgeType, Node, NodeLabel
+from stratagraph.schema import Node, NodeLabel
 
 NAME = "dual_path"
 RELATION_POOL = 3  # the relation path reads k_R * RELATION_POOL nearest facts before weighting by confidence
@@ -130,48 +130,10 @@ def _by_score(hits: Iterable[FactHit]) -> list[FactHit]:
     return sorted(hits, key=lambda h: (-round(h.score, 12), h.id))
 
 
-# ------------------------------------------------------------------------------------------ the bipartite index
-
-
-@dataclass
-class BipartiteIndex:
-    """The entity/fact bipartite graph ``E_B`` in memory: each entity's facts and each fact's entities
-    (``IN_FACT``), source chunks (``SUPPORTED_BY``), confidence, documents and description. Read once per
-    graph generation (three bulk reads), so a hub entity with a thousand facts costs a dict lookup instead
-    of a thousand-node read per question."""
-
-    facts_of: dict[str, tuple[str, ...]] = field(default_factory=dict)  # entity id -> fact ids
-    entities_of: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fact id -> entity ids
-    chunks_of: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fact id -> chunk ids
-    confidence: dict[str, float] = field(default_factory=dict)  # fact id -> conf in [0, 1]
-    docs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fact id -> doc ids
-    description: dict[str, str] = field(default_factory=dict)  # fact id -> description
-
-
-def bipartite_index(ctx: RetrievalContext) -> BipartiteIndex:
-    """The cached :class:`BipartiteIndex` of ``ctx``'s graph (rebuilt when the graph changes)."""
-
-    def build() -> BipartiteIndex:
-        index = BipartiteIndex()
-        for node in ctx.graph.nodes_by_label(NodeLabel.FACT):
-            index.confidence[node.id] = node_confidence(node)
-            index.docs[node.id] = tuple(node.doc_ids)
-            index.description[node.id] = str(node.props.get("description") or "")
-        facts_of: dict[str, set[str]] = {}
-        entities_of: dict[str, set[str]] = {}
-        for edge in ctx.graph.edge_tuples([EdgeType.IN_FACT]):
-            if edge.dst in index.confidence:
-                facts_of.setdefault(edge.src, set()).add(edge.dst)
-                entities_of.setdefault(edge.dst, set()).add(edge.src)
-        chunks_of: dict[str, set[str]] = {}
-        for edge in ctx.graph.edge_tuples([EdgeType.SUPPORTED_BY]):
-            chunks_of.setdefault(edge.src, set()).add(edge.dst)
-        index.facts_of = {e: tuple(sorted(fs)) for e, fs in facts_of.items()}
-        index.entities_of = {f: tuple(sorted(es)) for f, es in entities_of.items()}
-        index.chunks_of = {f: tuple(sorted(cs)) for f, cs in chunks_of.items()}
-        return index
-
-    return ctx.cached("dual_path:bipartite_index", build)
+def fact_descriptions(ctx: RetrievalContext, fact_ids: Iterable[str]) -> dict[str, str]:
+    """The descriptions of the listed facts (one batched read: the index holds no text)."""
+    wanted = list(dict.fromkeys(fact_ids))
+    return {n.id: str(n.props.get("description") or "") for n in ctx.graph.get_nodes(wanted)} if wanted else {}
 
 
 # ------------------------------------------------------------------------------------------ entity path
@@ -196,7 +158,7 @@ def entity_path(
     Entities and facts of documents outside ``allowed`` are left out (None: no filter)."""
     if not linked:
         return [], []
-    index = bipartite_index(ctx)
+    ix = ctx.index()
     nodes = {n.id: n for n in ctx.graph.get_nodes([e.entity_id for e in linked])}
     entities: list[EntityHit] = []
     for link in linked:
@@ -220,21 +182,15 @@ def entity_path(
     via: dict[str, list[str]] = {}
     for entity in entities:
         # the entity's facts in allowed documents: its bipartite edges in the (filtered) graph
-        fact_ids = [f for f in index.facts_of.get(entity.entity_id, ()) if in_allowed(index.docs[f], allowed)]
+        fact_ids = [
+            f for f in ix.facts_of_entity(entity.entity_id) if in_allowed(ix.fact_docs[ix.facts.pos[f]], allowed)
+        ]
         for fact_id in fact_ids:
             # one random-walk step: w(e) spread evenly over e's facts
             sums[fact_id] = sums.get(fact_id, 0.0) + entity.weight / len(fact_ids)
             via.setdefault(fact_id, []).append(entity.entity_id)
-    facts = [
-        FactHit(
-            id=fid,
-            score=index.confidence[fid] * total,
-            description=index.description[fid],
-            confidence=index.confidence[fid],
-            via=via[fid],
-        )
-        for fid, total in sums.items()
-    ]
+    conf = {fid: float(ix.fact_confidence[ix.facts.pos[fid]]) for fid in sums}
+    facts = [FactHit(id=fid, score=conf[fid] * total, confidence=conf[fid], via=via[fid]) for fid, total in sums.items()]
     return entities, _by_score(facts)
 
 
@@ -255,13 +211,14 @@ def relation_path(
         "facts", embedding=ctx.query_vector(query), k=k_relations * RELATION_POOL, where=chroma_where(filters)
     )
     allowed = ctx.allowed_docs(filters)
-    index = bipartite_index(ctx)
+    ix = ctx.index()
     out: list[FactHit] = []
     for hit in hits:
-        if hit.id not in index.confidence or not in_allowed(index.docs[hit.id], allowed):
+        j = ix.facts.pos.get(hit.id)
+        if j is None or not in_allowed(ix.fact_docs[j], allowed):
             continue  # a stale vector row, or a fact shared with a filtered-out document only
-        conf = index.confidence[hit.id]
-        out.append(FactHit(id=hit.id, score=hit.score * conf, description=index.description[hit.id], confidence=conf))
+        conf = float(ix.fact_confidence[j])
+        out.append(FactHit(id=hit.id, score=hit.score * conf, confidence=conf))
     return _by_score(out)[:k_relations]
 
 
@@ -315,9 +272,11 @@ def fact_support(ctx: RetrievalContext, fact_ids: Sequence[str], allowed: set[st
     in one batch; chunks of documents outside ``allowed`` are dropped."""
     if not fact_ids:
         return FactSupport()
-    index = bipartite_index(ctx)
-    entity_ids = sorted({e for f in fact_ids for e in index.entities_of.get(f, ())})
-    chunk_ids = sorted({c for f in fact_ids for c in index.chunks_of.get(f, ())})
+    ix = ctx.index()
+    entities_of = {f: ix.entities_of_fact(f) for f in fact_ids}
+    chunks_of = {f: ix.chunks_of_fact(f) for f in fact_ids}
+    entity_ids = sorted({e for es in entities_of.values() for e in es})
+    chunk_ids = sorted({c for cs in chunks_of.values() for c in cs})
     nodes = {n.id: n for n in ctx.graph.get_nodes([*entity_ids, *chunk_ids])}
     names = {e: str(n.props.get("name") or e) for e in entity_ids if (n := nodes.get(e)) is not None}
     chunks = {
@@ -329,9 +288,9 @@ def fact_support(ctx: RetrievalContext, fact_ids: Sequence[str], allowed: set[st
     }
     out = FactSupport(names=names)
     for f in fact_ids:
-        if ents := [e for e in index.entities_of.get(f, ()) if e in names]:
+        if ents := [e for e in entities_of[f] if e in names]:
             out.entities[f] = ents
-        if cs := [c for c in index.chunks_of.get(f, ()) if c in chunks]:
+        if cs := [c for c in chunks_of[f] if c in chunks]:
             out.chunks[f] = cs
     return out
 
@@ -389,14 +348,13 @@ def retrieve(
         query=query,
         k=k,
         evidence=ctx.evidence(passages, k, filters),
-        context=_context(paths, support, params),
+        context=_context(paths, support, params, fact_descriptions(ctx, [f.id for f in paths.fused])),
     )
 
 
-def _context(paths: FactPaths, support: FactSupport, params: DualPathParams) -> dict:
+def _context(paths: FactPaths, support: FactSupport, params: DualPathParams, described: Mapping[str, str]) -> dict:
     rank_e = {f.id: i for i, f in enumerate(paths.entity_facts, start=1)}
     rank_r = {f.id: i for i, f in enumerate(paths.relation_facts, start=1)}
-    described = {f.id: f.description for f in [*paths.relation_facts, *paths.entity_facts]}
     facts = []
     for fact in paths.fused:
         ents = support.entities.get(fact.id, [])

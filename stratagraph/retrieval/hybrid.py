@@ -14,8 +14,9 @@
 * **Combined context** (§4.4): the vector context first, then the graph context; both go to ``context``
   so a workflow can put them into one prompt.
 
-The entity -> facts adjacency (shared with ``dual_path``'s bipartite index) and each entity's
-``MENTIONS`` chunks are read once per graph generation (``ctx.cached``), so a hub entity costs a lookup.
+The entity -> facts adjacency and each entity's ``MENTIONS`` chunks come from the shared
+:class:`~stratagraph.retrieval.index.GraphIndex` (built once per graph generation), so a hub entity costs a
+lookup; the RELATED triples around the question's entities (with their predicates) are read per question.
 
 Passage ranking (ours: the paper concatenates contexts for the generator; a retriever must rank chunks).
 The graph context's supporting chunks are a fact's ``SUPPORTED_BY`` chunks and a triple's
@@ -29,13 +30,12 @@ too), the vector list first.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
 from stratagraph.graph_store.base import ScoredId
-from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, chunk_doc_id, ranked
-from stratagraph.retrieval.dual_path import bipartite_index, fuse_rankings, in_allowed
+from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, ranked
+from stratagraph.retrieval.dual_path import fact_descriptions, fuse_rankings, in_allowed
 from stratagraph.retrieval.query_linking import LinkedEntity, link_query
 from stratagraph.schema import Edge, EdgeType, NodeLabel
 
@@ -114,9 +114,13 @@ def graph_context(
     RELATED triples that touch them, restricted to documents in ``allowed`` (None: no filter)."""
     if not linked:
         return GraphContext()
-    index = bipartite_index(ctx)
-    sub = ctx.graph.subgraph(sorted({e.entity_id for e in linked}), hops=1, types=[EdgeType.RELATED], direction="both")
-    nodes = {n.id: n for n in sub.nodes}
+    ix = ctx.index()
+    seed_ids = sorted({e.entity_id for e in linked})
+    around = ctx.graph.get_edges(src=seed_ids, types=[EdgeType.RELATED]) + ctx.graph.get_edges(
+        dst=seed_ids, types=[EdgeType.RELATED]
+    )
+    related = sorted({e.id: e for e in around}.values(), key=lambda e: e.id)
+    nodes = {n.id: n for n in ctx.graph.get_nodes(sorted({*seed_ids, *(x for e in related for x in (e.src, e.dst))}))}
     entities = [
         e
         for e in linked
@@ -124,11 +128,12 @@ def graph_context(
     ]
     seeds = {e.entity_id: e.score for e in entities}
     facts_of = {
-        eid: [f for f in index.facts_of.get(eid, ()) if in_allowed(index.docs[f], allowed)] for eid in sorted(seeds)
+        eid: [f for f in ix.facts_of_entity(eid) if in_allowed(ix.fact_docs[ix.facts.pos[f]], allowed)]
+        for eid in sorted(seeds)
     }
     triple_edges = [
         e
-        for e in sub.edges
+        for e in related
         if (e.src in seeds or e.dst in seeds) and e.src in nodes and e.dst in nodes and in_allowed(e.doc_ids, allowed)
     ]
     degree = {eid: len(fs) for eid, fs in facts_of.items()}
@@ -141,9 +146,8 @@ def graph_context(
         for fid in fact_ids:
             item = facts.get(fid)
             if item is None:
-                item = facts[fid] = GraphFact(
-                    id=fid, description=index.description[fid], weight=0.0, confidence=index.confidence[fid]
-                )
+                conf = float(ix.fact_confidence[ix.facts.pos[fid]])
+                item = facts[fid] = GraphFact(id=fid, description="", weight=0.0, confidence=conf)
             item.weight += share[eid]
             item.entities.append(eid)
     triples: list[GraphTriple] = []
@@ -161,11 +165,12 @@ def graph_context(
                 chunks=[str(c) for c in edge.props.get("chunks") or []],
             )
         )
-    fact_list = sorted(facts.values(), key=lambda f: (-round(f.weight, 12), -f.confidence, f.id))
+    fact_list = sorted(facts.values(), key=lambda f: (-round(f.weight, 12), -f.confidence, f.id))[: params.max_facts]
+    described = fact_descriptions(ctx, [f.id for f in fact_list])
+    for f in fact_list:
+        f.description = described.get(f.id, "")
     triples.sort(key=lambda t: (-round(t.weight, 12), t.subject_id, t.predicate, t.object_id))
-    return GraphContext(
-        entities=entities, facts=fact_list[: params.max_facts], triples=triples[: params.max_triples]
-    )
+    return GraphContext(entities=entities, facts=fact_list, triples=triples[: params.max_triples])
 
 
 # ------------------------------------------------------------------------------------------ supporting chunks
@@ -178,42 +183,22 @@ class Support(BaseModel):
     triples: dict[int, list[str]] = Field(default_factory=dict)
 
 
-@dataclass
-class SupportIndex:
-    """Each entity's ``MENTIONS`` chunks in memory (one bulk edge read per graph generation; a hub entity
-    mentioned in a thousand chunks is a set lookup, not a thousand-node read). Facts' ``SUPPORTED_BY``
-    chunks come from the bipartite index."""
-
-    mentioned_in: dict[str, frozenset[str]] = field(default_factory=dict)  # entity id -> chunk ids
-
-
-def support_index(ctx: RetrievalContext) -> SupportIndex:
-    """The cached :class:`SupportIndex` of ``ctx``'s graph (rebuilt when the graph changes)."""
-
-    def build() -> SupportIndex:
-        by_entity: dict[str, set[str]] = {}
-        for edge in ctx.graph.edge_tuples([EdgeType.MENTIONS]):
-            by_entity.setdefault(edge.dst, set()).add(edge.src)
-        return SupportIndex(mentioned_in={e: frozenset(c) for e, c in by_entity.items()})
-
-    return ctx.cached("hybrid:support_index", build)
-
-
 def supporting_chunks(ctx: RetrievalContext, graph: GraphContext, allowed: set[str] | None = None) -> Support:
     """Facts' ``SUPPORTED_BY`` chunks; for a triple its edge's ``props.chunks``, else the chunks that
     ``MENTION`` both ends within the triple's documents. Only chunks of ``allowed`` documents (checked on
     the chunk nodes, read in one batch)."""
-    index, facts = support_index(ctx), bipartite_index(ctx)
-    fact_chunks = {f.id: frozenset(facts.chunks_of.get(f.id, ())) for f in graph.facts}
+    ix = ctx.index()
+    fact_chunks = {f.id: frozenset(ix.chunks_of_fact(f.id)) for f in graph.facts}
+
+    def mentioned_in(entity_id: str) -> frozenset[str]:
+        i = ix.entities.pos.get(entity_id)
+        return frozenset() if i is None else frozenset(ix.chunks.ids[c] for c in ix.row(ix.entity_chunk, i))
+
     triple_chunks: dict[int, frozenset[str]] = {}
     for i, t in enumerate(graph.triples):
-        if t.chunks:
-            triple_chunks[i] = frozenset(t.chunks)
-        else:
-            ends = (index.mentioned_in.get(t.subject_id, frozenset()), index.mentioned_in.get(t.object_id, frozenset()))
-            triple_chunks[i] = ends[0] & ends[1]
+        triple_chunks[i] = frozenset(t.chunks) if t.chunks else mentioned_in(t.subject_id) & mentioned_in(t.object_id)
     wanted = sorted({c for cs in (*fact_chunks.values(), *triple_chunks.values()) for c in cs})
-    doc_of = {n.id: chunk_doc_id(n) for n in ctx.graph.get_nodes(wanted) if n.label == NodeLabel.CHUNK}
+    doc_of = {c: d for c in wanted if (d := ix.chunk_doc_of(c)) is not None}
     ok = {c for c, d in doc_of.items() if allowed is None or d in allowed}
     out = Support()
     for fid, chunks in fact_chunks.items():

@@ -56,8 +56,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from stratagraph.graph_store.base import GraphStore, ScoredId
+from stratagraph.graph_store.base import ScoredId
 from stratagraph.retrieval.base import Filters, RetrievalContext, RetrievalResult, Scored, ranked
+from stratagraph.retrieval.index import GraphIndex
 from stratagraph.retrieval.lexical import bm25
 from stratagraph.schema import EdgeType
 
@@ -141,10 +142,10 @@ class ChunkGraph:
         return [best[k] for k in sorted(best)]
 
 
-def build_chunk_graph(graph: GraphStore) -> ChunkGraph:
-    """Read the structure edges (for chunk -> document / section membership) and the four chunk-graph edge
-    types in one call, and index them."""
-    edges = graph.edge_tuples([EdgeType.HAS_SECTION, EdgeType.HAS_CHUNK, *CHUNK_EDGE_TYPES])
+def build_chunk_graph(ix: GraphIndex) -> ChunkGraph:
+    """Index the structure edges (for chunk -> document / section membership) and the four chunk-graph edge
+    types of the shared graph index."""
+    edges = ix.edges_of(*sorted([EdgeType.HAS_SECTION, EdgeType.HAS_CHUNK, *CHUNK_EDGE_TYPES]))
     cg = ChunkGraph()
     children: dict[str, list[str]] = defaultdict(list)
     for e in edges:
@@ -209,7 +210,7 @@ def _subtree_chunks(section: str, children: Mapping[str, list[str]], own: Mappin
 
 
 def chunk_graph(ctx: RetrievalContext) -> ChunkGraph:
-    return ctx.cached(_CACHE_KEY, lambda: build_chunk_graph(ctx.graph))
+    return ctx.cached(_CACHE_KEY, lambda: build_chunk_graph(ctx.index()))
 
 
 # ------------------------------------------------------------------------------------------ relevance

@@ -1,7 +1,9 @@
-"""``lexical``: the sparse baseline. BM25 over chunk text through the graph store's full-text index
-(SQLite FTS5; Robertson & Zaragoza's Okapi BM25 with the store's k1/b)."""
+"""``lexical``: the sparse baseline. Okapi BM25 over chunk text (Robertson & Zaragoza), from the lexical
+index every backend shares (:mod:`stratagraph.retrieval.bm25`)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from stratagraph.graph_store.base import ScoredId
 from stratagraph.retrieval.base import Filters, RetrievalContext, RetrievalResult
@@ -12,7 +14,12 @@ def bm25(ctx: RetrievalContext, query: str, k: int, filters: Filters | None = No
     allowed = ctx.allowed_docs(filters)
     if k <= 0 or (allowed is not None and not allowed):
         return []
-    return ctx.graph.bm25_search(query, k=k, doc_ids=sorted(allowed) if allowed is not None else None)
+    index = ctx.bm25()
+    mask = None
+    if allowed is not None:
+        graph = ctx.index()
+        mask = np.fromiter((graph.chunk_doc_of(c) in allowed for c in index.chunk_ids), dtype=bool, count=len(index.chunk_ids))
+    return index.search(query, k, mask)
 
 
 def retrieve(ctx: RetrievalContext, query: str, k: int = 10, filters: Filters | None = None) -> RetrievalResult:

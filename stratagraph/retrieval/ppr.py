@@ -50,21 +50,23 @@ import numpy as np
 from pydantic import BaseModel
 from scipy.sparse import csr_matrix
 
-from stratagraph.graph_store.base import GraphStore, ScoredId
+from stratagraph.graph_store.base import ScoredId
 from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, rrf
+from stratagraph.retrieval.index import GraphIndex, PageRankParams, column_stochastic, personalized_pagerank, rank_positions
 from stratagraph.retrieval.lexical import bm25
 from stratagraph.retrieval.query_linking import QueryLinks, describe, link_query, quoted_pages
 from stratagraph.retrieval.traversal import traverse
-from stratagraph.schema import EdgeType, NodeLabel
+from stratagraph.schema import EdgeType
+
+
+WALKED = (EdgeType.MENTIONS, EdgeType.IN_FACT, EdgeType.SUPPORTED_BY, EdgeType.RELATED)
 
 
 class PPRParams(BaseModel):
-    damping: float = 0.5  # HippoRAG's reset probability is 0.5 (damping 0.5)
+    pagerank: PageRankParams = PageRankParams()  # the one PageRank's damping (HippoRAG's 0.5), iterations
     passage_weight: float = 0.05  # HippoRAG 2's weight of dense passage seeds
     dense_seeds: int = 10
     depth: int = 50  # how deep the dense and BM25 lists are read for fusion
-    max_iter: int = 50
-    tol: float = 1e-6
     # ppr walk, dense, bm25, the question's pages, one hop out, BiG-RAG traversal (module docstring)
     # the dense list's weight is 0: dense scores already seed the walk, and a list of its own counted them
     # twice (measured: recall@5 +0 / +2.1 / +2.0 on hotpotqa / musique / 2wiki without it; BENCHMARKS.md)
@@ -88,56 +90,36 @@ class WalkGraph:
     page_chunks: dict[str, list[str]]  # document or section id -> its chunks (a section: its own, HAS_CHUNK)
 
 
-def build_walk_graph(graph: GraphStore, described_by_weight: float = 2.0) -> WalkGraph:
-    """Read the chunk, entity and fact layers once and build the walk matrix."""
-    chunks = graph.nodes_by_label(NodeLabel.CHUNK)
-    by_doc: dict[str, list[str]] = defaultdict(list)
-    by_section: dict[str, list[str]] = defaultdict(list)
-    for c in chunks:
-        by_doc[str(c.props.get("doc_id") or "")].append(c.id)
-        by_section[str(c.props.get("section_id") or "")].append(c.id)
+def build_walk_graph(index: GraphIndex, described_by_weight: float = 2.0) -> WalkGraph:
+    """The walk matrix over the shared index's chunk, entity and fact layers (no store read)."""
+    chunk_set = set(index.chunks.ids)
     pairs: dict[tuple[str, str], float] = defaultdict(float)
     mentions: dict[str, list[str]] = defaultdict(list)
     pages: dict[str, list[str]] = defaultdict(list)
-    walked = [EdgeType.MENTIONS, EdgeType.IN_FACT, EdgeType.SUPPORTED_BY, EdgeType.RELATED]
-    for type_, src, dst, weight in graph.edge_tuples(walked):
+    for type_, src, dst, weight in index.edges_of(*sorted(WALKED)):
         pairs[(src, dst)] += weight if type_ == EdgeType.MENTIONS else 1.0
         if type_ == EdgeType.MENTIONS:
             mentions[src].append(dst)
-    for _t, src, dst, _w in graph.edge_tuples([EdgeType.DESCRIBED_BY]):
-        for cid in by_doc.get(dst) or by_section.get(dst) or ():
+    for _t, src, dst, _w in index.edges_of(EdgeType.DESCRIBED_BY):
+        for cid in index.page_chunks(dst):
             pairs[(src, cid)] += described_by_weight
             pages[src].append(cid)
-    ids = sorted({c.id for c in chunks} | {n for pair in pairs for n in pair})
-    index = {nid: i for i, nid in enumerate(ids)}
+    ids = sorted(chunk_set | {n for pair in pairs for n in pair})
+    pos = {nid: i for i, nid in enumerate(ids)}
     n = len(ids)
-    chunk_set = {c.id for c in chunks}
     is_chunk = np.array([nid in chunk_set for nid in ids], dtype=bool)
-    rows, cols, vals = [], [], []
-    for (a, b), w in pairs.items():
-        ia, ib = index[a], index[b]
-        if ia == ib:
-            continue
-        rows += [ia, ib]
-        cols += [ib, ia]
-        vals += [w, w]
-    adj = csr_matrix((np.asarray(vals, dtype=np.float32), (rows, cols)), shape=(n, n))
-    adj.sum_duplicates()
-    out_weight = np.asarray(adj.sum(axis=0)).ravel()  # symmetric: column sums = row sums
-    dangling = out_weight == 0
-    scale = np.divide(1.0, out_weight, out=np.zeros(n, dtype=np.float32), where=~dangling).astype(np.float32)
-    transition = csr_matrix(adj.multiply(scale[np.newaxis, :]))
+    transition, dangling = column_stochastic({(pos[a], pos[b]): w for (a, b), w in pairs.items()}, n)
     # chunks mentioning each entity (MENTIONS edges are chunk -> entity)
     chunk_count = np.zeros(n)
     for a, b in pairs:
         if a in chunk_set and b.startswith("ent:"):
-            chunk_count[index[b]] += 1
-    page_chunks = {**by_doc, **by_section}
-    return WalkGraph(ids, index, is_chunk, transition, dangling, chunk_count, dict(mentions), dict(pages), page_chunks)
+            chunk_count[pos[b]] += 1
+    page_chunks = {**index.doc_chunks, **index.section_chunks}
+    return WalkGraph(ids, pos, is_chunk, transition, dangling, chunk_count, dict(mentions), dict(pages), page_chunks)
 
 
 def walk_graph(ctx: RetrievalContext, params: PPRParams) -> WalkGraph:
-    return ctx.cached(f"ppr_walk:{params.described_by_weight}", lambda: build_walk_graph(ctx.graph, params.described_by_weight))
+    return ctx.cached(f"ppr_walk:{params.described_by_weight}", lambda: build_walk_graph(ctx.index(), params.described_by_weight))
 
 
 def specificity(wg: WalkGraph, node: int) -> float:
@@ -164,26 +146,14 @@ def seed_weights(
     return dict(seeds)
 
 
-def personalized_pagerank(wg: WalkGraph, seeds: Mapping[str, float], params: PPRParams) -> np.ndarray:
-    """Power iteration of ``x = d * P x + (d * dangling mass + 1 - d) * r`` (HippoRAG eq. 1 with reset r)."""
-    n = len(wg.ids)
-    reset = np.zeros(n, dtype=np.float32)
+def run_walk(wg: WalkGraph, seeds: Mapping[str, float], params: PPRParams) -> np.ndarray:
+    """The one PageRank (:func:`~stratagraph.retrieval.index.personalized_pagerank`, HippoRAG eq. 1) from
+    ``seeds`` over the walk graph."""
+    reset = np.zeros(len(wg.ids), dtype=np.float32)
     for nid, w in seeds.items():
         if w > 0 and nid in wg.index:
             reset[wg.index[nid]] += w
-    total = reset.sum()
-    if total <= 0:
-        return reset
-    reset /= total
-    x = reset.copy()
-    d = params.damping
-    for _ in range(params.max_iter):
-        nxt = d * (wg.transition @ x) + (d * x[wg.dangling].sum() + 1.0 - d) * reset
-        done = np.abs(nxt - x).sum() < params.tol
-        x = nxt
-        if done:
-            break
-    return x
+    return personalized_pagerank(wg.transition, wg.dangling, reset, params.pagerank)
 
 
 def hop_lists(ctx: RetrievalContext, wg: WalkGraph, links: QueryLinks, scores: np.ndarray) -> tuple[list[str], list[str]]:
@@ -211,20 +181,10 @@ def hop_lists(ctx: RetrievalContext, wg: WalkGraph, links: QueryLinks, scores: n
 
 def rank_chunks(wg: WalkGraph, scores: np.ndarray, allowed: set[str] | None, limit: int) -> list[ScoredId]:
     """Chunks by PPR score (rounded so float noise cannot reorder ties), score desc then id asc."""
-    mask = wg.is_chunk & (scores > 0)
-    cand = np.flatnonzero(mask)
+    cand = np.flatnonzero(wg.is_chunk & (scores > 0))
     if allowed is not None:
         cand = np.array([i for i in cand if wg.ids[i].split("#", 1)[0] in allowed], dtype=np.int64)
-    if len(cand) == 0:
-        return []
-    rounded = np.round(scores[cand], 12)
-    if len(cand) > limit:
-        top = np.argpartition(-rounded, limit - 1)[:limit]
-        threshold = rounded[top].min()
-        keep = rounded >= threshold
-        cand, rounded = cand[keep], rounded[keep]
-    order = sorted(zip((-rounded).tolist(), (wg.ids[i] for i in cand), strict=True))
-    return [ScoredId.model_construct(id=nid, score=-neg) for neg, nid in order[:limit]]
+    return [ScoredId.model_construct(id=nid, score=s) for nid, s in rank_positions(scores, cand, wg.ids, limit)]
 
 
 def retrieve(
@@ -241,7 +201,7 @@ def retrieve(
     sparse = bm25(ctx, query, depth, filters)
     links = link_query(ctx, query)
     seeds = seed_weights(ctx, wg, links, dense, params)
-    scores = personalized_pagerank(wg, seeds, params)
+    scores = run_walk(wg, seeds, params)
     walk = rank_chunks(wg, scores, ctx.allowed_docs(filters), depth)
     linked, out = hop_lists(ctx, wg, links, scores)
     chains = traverse(ctx, query, filters, links=links).graph if params.fuse_weights[5] else []

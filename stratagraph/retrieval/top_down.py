@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field
 
 from stratagraph.graph_store.base import ScoredId
 from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, ranked, rrf
-from stratagraph.schema import EdgeType, NodeLabel
+from stratagraph.schema import EdgeType
 
 STRATEGY = "top_down"
 CACHE_NAME = "top_down.section_index"
@@ -100,11 +100,11 @@ def _unit_rows(vectors: dict[str, np.ndarray], ids: Sequence[str]) -> np.ndarray
 
 
 def build_section_index(ctx: RetrievalContext) -> SectionIndex:
-    """Read every section, the HAS_SECTION / HAS_CHUNK edges and both collections' vectors once."""
-    nodes = ctx.graph.nodes_by_label(NodeLabel.SECTION)
-    ids = [n.id for n in nodes]
-    pos = {id_: i for i, id_ in enumerate(ids)}
-    edges = ctx.graph.edge_tuples([EdgeType.HAS_SECTION, EdgeType.HAS_CHUNK])
+    """The section tree of the shared graph index, and both collections' vectors (read once)."""
+    ix = ctx.index()
+    ids = ix.sections.ids
+    pos = ix.sections.pos
+    edges = ix.edges_of(EdgeType.HAS_CHUNK, EdgeType.HAS_SECTION)
     parent = np.full(len(ids), -1, dtype=np.int64)
     kids: list[list[int]] = [[] for _ in ids]
     chunk_owner: dict[str, int] = {}
@@ -115,7 +115,7 @@ def build_section_index(ctx: RetrievalContext) -> SectionIndex:
             kids[pos[e.src]].append(child)
         elif e.type == EdgeType.HAS_CHUNK and e.src in pos:
             chunk_owner.setdefault(e.dst, pos[e.src])
-    order = [_reading_order(n.props.get("order")) for n in nodes]
+    order = [_reading_order(o) for o in ix.section_order]
     children = [sorted(k, key=lambda i: (order[i], ids[i])) for k in kids]
     depth = _depths(parent)
     chunk_ids = sorted(chunk_owner)
@@ -126,8 +126,8 @@ def build_section_index(ctx: RetrievalContext) -> SectionIndex:
     return SectionIndex(
         ids=ids,
         pos=pos,
-        titles=[str(n.props.get("title") or "") for n in nodes],
-        doc_ids=[str(n.props.get("doc_id") or (n.doc_ids[0] if n.doc_ids else "")) for n in nodes],
+        titles=list(ix.section_title),
+        doc_ids=list(ix.section_doc),
         matrix=_unit_rows(ctx.vectors.get_embeddings("sections", ids) if ids else {}, ids),
         parent=parent,
         depth=depth,

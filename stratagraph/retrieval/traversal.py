@@ -54,11 +54,11 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from stratagraph.graph_store.base import GraphStore
 from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, ranked
 from stratagraph.retrieval.classify import Classification, TraversalParams, classify
 from stratagraph.retrieval.decompose import SubQuery, decompose
 from stratagraph.retrieval.dual_path import fuse_rankings, node_confidence
+from stratagraph.retrieval.index import GraphIndex
 from stratagraph.retrieval.query_linking import QueryLinks, link_query
 from stratagraph.schema import EdgeType, NodeLabel
 
@@ -125,37 +125,22 @@ class BipartiteIndex:
         return max(math.log(n / deg), 0.0) / math.log(n)
 
     @classmethod
-    def from_graph(cls, graph: GraphStore) -> BipartiteIndex:
-        """Read the bipartite layer with four batched reads (facts, chunks, IN_FACT/SUPPORTED_BY/DESCRIBED_BY
-        edges)."""
-        facts = graph.nodes_by_label(NodeLabel.FACT)
-        edges = graph.edge_tuples([EdgeType.IN_FACT, EdgeType.SUPPORTED_BY, EdgeType.DESCRIBED_BY])
-        chunk_doc: dict[str, str] = {}
-        section_chunks: dict[str, list[str]] = {}
-        doc_chunks: dict[str, list[str]] = {}
-        for c in graph.nodes_by_label(NodeLabel.CHUNK):
-            doc = str(c.props.get("doc_id") or (c.doc_ids[0] if c.doc_ids else ""))
-            chunk_doc[c.id] = doc
-            doc_chunks.setdefault(doc, []).append(c.id)
-            if c.props.get("section_id"):
-                section_chunks.setdefault(str(c.props["section_id"]), []).append(c.id)
-        fact_ids = sorted(f.id for f in facts)
-        fact_pos = {f: i for i, f in enumerate(fact_ids)}
-        conf = np.ones(len(fact_ids), dtype=np.float64)
-        for f in facts:
-            conf[fact_pos[f.id]] = node_confidence(f)
+    def from_index(cls, ix: GraphIndex) -> BipartiteIndex:
+        """The bipartite layer of the shared :class:`~stratagraph.retrieval.index.GraphIndex` as CSR arrays."""
+        chunk_doc = dict(zip(ix.chunks.ids, ix.chunk_doc, strict=True))
+        fact_ids = ix.facts.ids
+        fact_pos = ix.facts.pos
         incidence: list[tuple[str, int]] = []
         supports: list[list[str]] = [[] for _ in fact_ids]
         described: dict[str, set[str]] = {}
         describes: dict[str, set[str]] = {}
-        for e in edges:
+        for e in ix.edges_of(EdgeType.DESCRIBED_BY, EdgeType.IN_FACT, EdgeType.SUPPORTED_BY):
             if e.type == EdgeType.IN_FACT and e.dst in fact_pos:
                 incidence.append((e.src, fact_pos[e.dst]))
             elif e.type == EdgeType.SUPPORTED_BY and e.src in fact_pos and e.dst in chunk_doc:
                 supports[fact_pos[e.src]].append(e.dst)
             elif e.type == EdgeType.DESCRIBED_BY:
-                page = section_chunks.get(e.dst) or doc_chunks.get(e.dst) or []
-                described.setdefault(e.src, set()).update(page)
+                described.setdefault(e.src, set()).update(ix.page_chunks(e.dst))
                 describes.setdefault(e.dst, set()).add(e.src)
         entity_ids = sorted({s for s, _ in incidence} | set(described))
         entity_pos = {e: i for i, e in enumerate(entity_ids)}
@@ -163,6 +148,7 @@ class BipartiteIndex:
         cols = np.array([f for _, f in incidence], dtype=np.int64)
         e2f_ptr, e2f = _csr(rows, cols, len(entity_ids))
         f2e_ptr, f2e = _csr(cols, rows, len(fact_ids))
+        conf = np.array(ix.fact_confidence, dtype=np.float64)
         return cls(
             entity_ids=entity_ids,
             entity_pos=entity_pos,
@@ -177,10 +163,7 @@ class BipartiteIndex:
             fact_chunks=[tuple(sorted(set(s))) for s in supports],
             entity_pages={entity_pos[e]: tuple(sorted(p)) for e, p in described.items() if p},
             chunk_doc=chunk_doc,
-            page_chunks={
-                **{d: tuple(sorted(cs)) for d, cs in doc_chunks.items()},
-                **{sec: tuple(sorted(cs)) for sec, cs in section_chunks.items()},
-            },
+            page_chunks={**ix.doc_chunks, **ix.section_chunks},
             page_entities={p: tuple(sorted(entity_pos[e] for e in es)) for p, es in describes.items()},
             chunk_facts=_chunk_facts(supports),
         )
@@ -206,7 +189,7 @@ def _csr(rows: np.ndarray, cols: np.ndarray, n: int) -> tuple[np.ndarray, np.nda
 
 def load_index(ctx: RetrievalContext) -> BipartiteIndex:
     """The store's :class:`BipartiteIndex`, built once per graph generation."""
-    return ctx.cached("traversal:index", lambda: BipartiteIndex.from_graph(ctx.graph))
+    return ctx.cached("traversal:index", lambda: BipartiteIndex.from_index(ctx.index()))
 
 
 def fact_vectors(ctx: RetrievalContext, index: BipartiteIndex) -> np.ndarray:

@@ -1,7 +1,10 @@
 """LangChain tools with pydantic argument schemas wrapping retrieval and store reads; what agent nodes call.
 
-``make_tools(ctx)`` builds every tool bound to one :class:`~stratagraph.retrieval.RetrievalContext`;
-``get_tool(ctx, name)`` builds one. All of them read only, return ``(content, artifact)`` (text for the model,
+``make_tools(ctx)`` builds every tool bound to one :class:`~stratagraph.retrieval.RetrievalContext` (what
+``StrataGraph.tools()`` hands a LangChain app); ``make_tools()`` builds them unbound, reading their context
+from the run they are called in (a LangGraph ``ToolNode`` injects ``ToolRuntime``; its ``context`` is the
+graph's :class:`~stratagraph.services.Services`), so graphs compiled at import time (``langgraph.json``)
+serve whatever store the run is given; ``get_tool(ctx, name)`` builds one. All of them read only, return ``(content, artifact)`` (text for the model,
 ``Document`` s or a dict for the program; see :mod:`stratagraph.tools.common`) and hand errors back as an
 error ``ToolMessage`` instead of raising, so an agent loop can recover.
 
@@ -32,7 +35,7 @@ from stratagraph.tools.search import aggregate_communities_tool, search_chunks_t
 from stratagraph.tools.sections import browse_sections_tool
 
 #: tool name -> builder, in the order make_tools returns them
-TOOL_BUILDERS: dict[str, Callable[[RetrievalContext], BaseTool]] = {
+TOOL_BUILDERS: dict[str, Callable[[RetrievalContext | None], BaseTool]] = {
     "search_chunks": search_chunks_tool,
     "search_entities": search_entities_tool,
     "search_facts": search_facts_tool,
@@ -47,12 +50,12 @@ TOOL_BUILDERS: dict[str, Callable[[RetrievalContext], BaseTool]] = {
 TOOL_NAMES: tuple[str, ...] = tuple(TOOL_BUILDERS)
 
 
-def make_tools(ctx: RetrievalContext) -> list[BaseTool]:
-    """Every stratagraph tool, bound to ``ctx``."""
+def make_tools(ctx: RetrievalContext | None = None) -> list[BaseTool]:
+    """Every stratagraph tool, bound to ``ctx`` (None: reading the run's context)."""
     return [build(ctx) for build in TOOL_BUILDERS.values()]
 
 
-def get_tool(ctx: RetrievalContext, name: str) -> BaseTool:
+def get_tool(ctx: RetrievalContext | None, name: str) -> BaseTool:
     """One tool by name; ``ValueError`` naming the known tools otherwise."""
     build = TOOL_BUILDERS.get(name)
     if build is None:

@@ -447,7 +447,7 @@ def _show(value: object) -> str:
     return str(value)
 
 
-def calculate_tool(ctx: RetrievalContext) -> StructuredTool:
+def calculate_tool(ctx: RetrievalContext | None = None) -> StructuredTool:
     return build_tool(
         ctx,
         "calculate",

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from langchain_core.documents import Document
 from langchain_core.tools import StructuredTool, ToolException
+from langgraph.prebuilt import ToolRuntime
 from pydantic import BaseModel, ValidationError
 
 from stratagraph.graph_store.base import DocumentNotFound, StoreUnavailable
@@ -64,18 +65,35 @@ def validation_message(error: ValidationError | Exception) -> str:
     return f"Invalid tool arguments: {error}"
 
 
+def context_of(runtime: ToolRuntime | None) -> RetrievalContext:
+    """The retrieval context a tool reads when none is bound: the run's context (LangGraph passes the graph's
+    :class:`~stratagraph.services.Services`, or a :class:`RetrievalContext`, as ``runtime.context``), else the
+    process's default services (built from the environment's settings, as under ``langgraph dev``)."""
+    context = getattr(runtime, "context", None)
+    if isinstance(context, RetrievalContext):
+        return context
+    retrieval = getattr(context, "retrieval", None)
+    if isinstance(retrieval, RetrievalContext):
+        return retrieval
+    from stratagraph.services import default_services
+
+    return default_services().retrieval
+
+
 def build_tool(
-    ctx: RetrievalContext,
+    ctx: RetrievalContext | None,
     name: str,
     description: str,
     args_schema: type[A],
     impl: Callable[[RetrievalContext, A], ToolOutput],
 ) -> StructuredTool:
-    """A LangChain tool running ``impl(ctx, args)`` with the validated arguments model; ``ctx`` is bound by
-    closure. Store and retrieval errors a model can act on become :class:`ToolException`."""
+    """A LangChain tool running ``impl(ctx, args)`` with the validated arguments model. With ``ctx`` the tool
+    is bound to it; with None it reads the context of the run it is called in (:func:`context_of`: a
+    ``ToolNode`` injects ``runtime``). Store and retrieval errors a model can act on become
+    :class:`ToolException`."""
     first_field = next(iter(args_schema.model_fields))
 
-    def run(*positional: Any, **kwargs: Any) -> ToolOutput:
+    def run(*positional: Any, runtime: ToolRuntime = None, **kwargs: Any) -> ToolOutput:  # type: ignore[assignment]
         if positional:  # tool.invoke("text") passes the string as the first argument
             kwargs = {first_field: positional[0], **kwargs}
         try:
@@ -83,7 +101,7 @@ def build_tool(
         except ValidationError as exc:
             raise ToolException(validation_message(exc)) from exc
         with tool_errors():
-            return impl(ctx, args)
+            return impl(ctx if ctx is not None else context_of(runtime), args)
 
     return StructuredTool.from_function(
         func=run,

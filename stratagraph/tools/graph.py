@@ -1,11 +1,11 @@
 """``personalized_pagerank``: rank the graph's nodes by closeness to seed entities a model chose.
 
-Personalised PageRank (HippoRAG §2; the walk ``stratagraph.retrieval.ppr`` builds on) with the reset vector
-on the seeds, run by ``GraphStore.personalized_pagerank`` over the knowledge layer: Chunk -MENTIONS- Entity,
-Entity -IN_FACT- Fact -SUPPORTED_BY- Chunk (BiG-RAG's bipartite graph) and Entity -RELATED- Entity, walked
-both ways with edge weights; when sections or documents are asked for, the structure edges (HAS_CHUNK,
-HAS_SECTION, DESCRIBED_BY) join the walk so they can be reached. Damping 0.5 as in HippoRAG. The seeds
-themselves are not listed (the model already has them).
+Personalised PageRank (HippoRAG §2) with the reset vector on the seeds, over the same walk graph and with
+the same PageRank as the ``ppr`` strategy (:mod:`stratagraph.retrieval.ppr`, one implementation): Chunk
+-MENTIONS- Entity, Entity -IN_FACT- Fact -SUPPORTED_BY- Chunk (BiG-RAG's bipartite graph), Entity -RELATED-
+Entity and Entity -DESCRIBED_BY- its page's chunks, walked both ways with edge weights. Chunks, entities
+and facts are ranked by their own score; a section or document by the summed score of its chunks (its own
+chunks for a section). The seeds themselves are not listed (the model already has them).
 """
 
 from __future__ import annotations
@@ -16,9 +16,14 @@ from langchain_core.documents import Document
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
+import numpy as np
+
+from stratagraph.graph_store.base import ScoredId
 from stratagraph.retrieval import RetrievalContext, Scored
+from stratagraph.retrieval.base import ranked
+from stratagraph.retrieval.ppr import PPRParams, run_walk, walk_graph
 from stratagraph.retrieval.dual_path import node_confidence
-from stratagraph.schema import EdgeType, Node, NodeLabel
+from stratagraph.schema import Node, NodeLabel
 from stratagraph.tools.common import (
     MAX_K,
     ToolOutput,
@@ -32,10 +37,7 @@ from stratagraph.tools.common import (
     suggestion_text,
 )
 
-PPR_DAMPING = 0.5  # HippoRAG's reset probability 0.5
 MAX_SEEDS = 20
-KNOWLEDGE_EDGES = (EdgeType.MENTIONS, EdgeType.IN_FACT, EdgeType.SUPPORTED_BY, EdgeType.RELATED)
-STRUCTURE_EDGES = (EdgeType.HAS_CHUNK, EdgeType.HAS_SECTION, EdgeType.DESCRIBED_BY)
 
 Label = Literal["Chunk", "Entity", "Fact", "Section", "Document"]
 
@@ -71,11 +73,34 @@ def resolve_seeds(ctx: RetrievalContext, seeds: list[str]) -> tuple[list[Node], 
     return list(found.values()), missing
 
 
-def _edge_types(labels: list[str]) -> list[EdgeType]:
-    types = list(KNOWLEDGE_EDGES)
-    if {"Section", "Document"} & set(labels):
-        types += STRUCTURE_EDGES
-    return types
+def rank_nodes(ctx: RetrievalContext, seeds: list[str], labels: list[str], limit: int) -> list[ScoredId]:
+    """Nodes of ``labels`` by personalised PageRank from ``seeds`` (equal weights; seeds that are sections or
+    documents start from their chunks), best first, then id; only nodes with a positive score."""
+    params = PPRParams()
+    wg = walk_graph(ctx, params)
+    ix = ctx.index()
+    reset: dict[str, float] = {}
+    for seed in seeds:
+        members = [seed] if seed in wg.index else list(ix.page_chunks(seed))
+        for m in members:
+            reset[m] = reset.get(m, 0.0) + 1.0 / len(members)
+    scores = run_walk(wg, reset, params)
+    wanted = set(labels)
+    out: dict[str, float] = {}
+    tables = [ix.entities for label in ("Entity",) if label in wanted] + [ix.facts for label in ("Fact",) if label in wanted]
+    for i in np.flatnonzero(scores > 0):
+        nid, score = wg.ids[i], float(scores[i])
+        if wg.is_chunk[i]:
+            if "Chunk" in wanted:
+                out[nid] = score
+            j = ix.chunks.pos.get(nid)
+            if j is not None and "Document" in wanted:
+                out[ix.chunk_doc[j]] = out.get(ix.chunk_doc[j], 0.0) + score
+            if j is not None and "Section" in wanted and ix.chunk_section[j]:
+                out[ix.chunk_section[j]] = out.get(ix.chunk_section[j], 0.0) + score
+        elif any(nid in table for table in tables):
+            out[nid] = score
+    return ranked(out, limit)
 
 
 def describe_node(node: Node) -> str:
@@ -107,14 +132,8 @@ def personalized_pagerank(ctx: RetrievalContext, args: PersonalizedPageRankArgs)
         hint = suggestion_text(ctx, missing[0]) if missing else ""
         raise ToolException(f"none of the seeds was found: {', '.join(repr(m) for m in missing)}.{hint}")
     seed_ids = {n.id for n in seeds}
-    ranking = ctx.graph.personalized_pagerank(
-        dict.fromkeys(sorted(seed_ids), 1.0),
-        types=_edge_types(args.labels),
-        damping=PPR_DAMPING,
-        labels=args.labels,
-        top_k=args.k + len(seed_ids),
-    )
-    ranking = [r for r in ranking if r.id not in seed_ids][: args.k]
+    ranking = [r for r in rank_nodes(ctx, sorted(seed_ids), args.labels, args.k + len(seed_ids)) if r.id not in seed_ids]
+    ranking = ranking[: args.k]
     nodes = {n.id: n for n in ctx.graph.get_nodes([r.id for r in ranking])}
     chunk_items = [Scored(id=r.id, score=r.score, via=sorted(seed_ids)) for r in ranking if r.id in nodes and nodes[r.id].label == NodeLabel.CHUNK]
     evidence = ctx.evidence(chunk_items)
@@ -133,7 +152,7 @@ def personalized_pagerank(ctx: RetrievalContext, args: PersonalizedPageRankArgs)
     return "\n\n".join(text), docs
 
 
-def personalized_pagerank_tool(ctx: RetrievalContext) -> StructuredTool:
+def personalized_pagerank_tool(ctx: RetrievalContext | None = None) -> StructuredTool:
     return build_tool(
         ctx,
         "personalized_pagerank",

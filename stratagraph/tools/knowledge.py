@@ -82,17 +82,18 @@ class FactInfo:
 
 
 def fact_details(ctx: RetrievalContext, fact_ids: list[str]) -> dict[str, FactInfo]:
-    """Each fact with its entities (IN_FACT) and supporting chunk ids (SUPPORTED_BY), in one subgraph read."""
+    """Each fact with its entities (IN_FACT) and supporting chunk ids (SUPPORTED_BY), from the shared graph
+    index; the fact and entity nodes in one read."""
     if not fact_ids:
         return {}
-    sub = ctx.graph.subgraph(fact_ids, hops=1, types=[EdgeType.IN_FACT, EdgeType.SUPPORTED_BY], direction="both")
-    nodes = {n.id: n for n in sub.nodes}
+    ix = ctx.index()
+    entities_of = {f: ix.entities_of_fact(f) for f in fact_ids}
+    wanted = list(dict.fromkeys([*fact_ids, *(e for es in entities_of.values() for e in es)]))
+    nodes = {n.id: n for n in ctx.graph.get_nodes(wanted)}
     out = {f: FactInfo(node=nodes[f]) for f in fact_ids if f in nodes and nodes[f].label == NodeLabel.FACT}
-    for edge in sub.edges:
-        if edge.type == EdgeType.IN_FACT and edge.dst in out and edge.src in nodes:
-            out[edge.dst].entities.append(nodes[edge.src])
-        elif edge.type == EdgeType.SUPPORTED_BY and edge.src in out:
-            out[edge.src].chunk_ids.append(edge.dst)
+    for f, info in out.items():
+        info.entities = [nodes[e] for e in entities_of[f] if e in nodes]
+        info.chunk_ids = ix.chunks_of_fact(f)
     for info in out.values():
         info.entities.sort(key=lambda n: (str(n.props.get("name") or "").casefold(), n.id))
         info.chunk_ids = sorted(set(info.chunk_ids))
@@ -216,7 +217,7 @@ def search_facts(ctx: RetrievalContext, args: SearchFactsArgs) -> ToolOutput:
 
 def _entity_facts(ctx: RetrievalContext, entity_id: str, k: int) -> tuple[list[FactInfo], int]:
     """The entity's facts, most confident first (then id), at most ``k``; and how many it has."""
-    fact_ids = sorted({e.dst for e in ctx.graph.get_edges(src=entity_id, types=[EdgeType.IN_FACT])})
+    fact_ids = ctx.index().facts_of_entity(entity_id)
     nodes = [n for n in ctx.graph.get_nodes(fact_ids) if n.label == NodeLabel.FACT]
     nodes.sort(key=lambda n: (-node_confidence(n), n.id))
     chosen = [n.id for n in nodes[:k]]
@@ -312,7 +313,7 @@ def _triple_document(edge: Edge, subj: Node, obj: Node) -> Document:
 # ------------------------------------------------------------------------------------------ tools
 
 
-def search_entities_tool(ctx: RetrievalContext) -> StructuredTool:
+def search_entities_tool(ctx: RetrievalContext | None = None) -> StructuredTool:
     return build_tool(
         ctx,
         "search_entities",
@@ -324,7 +325,7 @@ def search_entities_tool(ctx: RetrievalContext) -> StructuredTool:
     )
 
 
-def search_facts_tool(ctx: RetrievalContext) -> StructuredTool:
+def search_facts_tool(ctx: RetrievalContext | None = None) -> StructuredTool:
     return build_tool(
         ctx,
         "search_facts",
@@ -336,7 +337,7 @@ def search_facts_tool(ctx: RetrievalContext) -> StructuredTool:
     )
 
 
-def expand_entity_tool(ctx: RetrievalContext) -> StructuredTool:
+def expand_entity_tool(ctx: RetrievalContext | None = None) -> StructuredTool:
     return build_tool(
         ctx,
         "expand_entity",

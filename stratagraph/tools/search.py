@@ -261,7 +261,7 @@ def aggregate_communities(ctx: RetrievalContext, args: StrategyQueryArgs) -> Too
 # ------------------------------------------------------------------------------------------ tools
 
 
-def search_chunks_tool(ctx: RetrievalContext) -> StructuredTool:
+def search_chunks_tool(ctx: RetrievalContext | None = None) -> StructuredTool:
     return build_tool(
         ctx,
         "search_chunks",
@@ -273,7 +273,7 @@ def search_chunks_tool(ctx: RetrievalContext) -> StructuredTool:
     )
 
 
-def traverse_tool(ctx: RetrievalContext) -> StructuredTool:
+def traverse_tool(ctx: RetrievalContext | None = None) -> StructuredTool:
     return build_tool(
         ctx,
         "traverse",
@@ -286,7 +286,7 @@ def traverse_tool(ctx: RetrievalContext) -> StructuredTool:
     )
 
 
-def aggregate_communities_tool(ctx: RetrievalContext) -> StructuredTool:
+def aggregate_communities_tool(ctx: RetrievalContext | None = None) -> StructuredTool:
     return build_tool(
         ctx,
         "aggregate_communities",

@@ -6,8 +6,8 @@ subsections and its own chunks. Each child comes with its title, level, its own 
 of its whole subtree and how many subsections it has: what a model needs to choose where to descend, the
 way BAG-RAG's top-down retrieval (eq. 3) picks relevant structural nodes one level at a time.
 
-The whole outline (ids, titles, parent links, chunk counts; no text) is read with four store calls and
-cached per graph generation (``ctx.cached``), so browsing is a dictionary walk.
+The whole outline (document and section nodes, without chunk text) is read once per graph generation and
+joined with the tree of the shared graph index (``ctx.cached``), so browsing is a dictionary walk.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from stratagraph.retrieval import RetrievalContext, Scored
-from stratagraph.schema import EdgeType, Node, NodeLabel
+from stratagraph.schema import Node, NodeLabel
 from stratagraph.tools.common import (
     ToolOutput,
     build_tool,
@@ -71,15 +71,13 @@ def build_index(ctx: RetrievalContext) -> StructureIndex:
     docs = {n.id: n for n in graph.nodes_by_label(NodeLabel.DOCUMENT)}
     secs = {n.id: n for n in graph.nodes_by_label(NodeLabel.SECTION)}
     index = StructureIndex(documents=docs, sections=secs)
+    ix = ctx.index()
     kids: dict[str, list[str]] = defaultdict(list)
-    for e in graph.edge_tuples([EdgeType.HAS_SECTION]):
-        if e.dst in secs:
-            kids[e.src].append(e.dst)
-            index.parent[e.dst] = e.src
-    own: dict[str, list[str]] = defaultdict(list)
-    for e in graph.edge_tuples([EdgeType.HAS_CHUNK]):
-        own[e.src].append(e.dst)
-    index.own_chunks = {s: sorted(set(c)) for s, c in own.items()}
+    for child, parent in ix.section_parent.items():
+        if child in secs:
+            kids[parent].append(child)
+            index.parent[child] = parent
+    index.own_chunks = {s: list(c) for s, c in ix.own_chunks.items()}
     index.children = {
         p: sorted(set(c), key=lambda s: (int(secs[s].props.get("order") or 0), s)) for p, c in kids.items()
     }
@@ -261,7 +259,7 @@ def _not_a_section(ctx: RetrievalContext, node_id: str) -> str:
     return f"{node_id!r} is {article} {label}, not a document or section"
 
 
-def browse_sections_tool(ctx: RetrievalContext) -> StructuredTool:
+def browse_sections_tool(ctx: RetrievalContext | None = None) -> StructuredTool:
     return build_tool(
         ctx,
         "browse_sections",

@@ -1,4 +1,5 @@
-"""SQLite-specific: many threads on one store object, other processes writing the same file, bad files."""
+"""SQLite-specific: many threads on one store object, other processes writing the same file, bad files; the
+retrieval index built over the store (``RetrievalContext.index`` / ``bm25``) follows every write."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from stratagraph.config import Settings
-from stratagraph.graph_store import SQLiteGraphStore, StoreUnavailable, open_graph_store
+from stratagraph.graph_store import DocumentVersion, GraphStore, SQLiteGraphStore, StoreUnavailable, open_graph_store
+from stratagraph.retrieval import RetrievalContext
 from stratagraph.schema import Edge, EdgeType, Node, NodeLabel
 
 L, T = NodeLabel, EdgeType
@@ -22,6 +24,7 @@ SHARED = "ent:shared"
 
 WRITER = r"""
 import json, sys
+from stratagraph.graph_store.base import DocumentVersion
 from stratagraph.graph_store.sqlite import SQLiteGraphStore
 from stratagraph.schema import Edge, Node
 
@@ -31,7 +34,8 @@ with SQLiteGraphStore(path) as store:
         if op["op"] == "delete":
             store.delete_document(op["doc_id"])
         else:
-            store.replace_document(op["doc_id"], [Node(**n) for n in op["nodes"]], [Edge(**e) for e in op["edges"]])
+            store.replace_documents([DocumentVersion(doc_id=op["doc_id"], nodes=[Node(**n) for n in op["nodes"]],
+                                                     edges=[Edge(**e) for e in op["edges"]])])
 """
 
 
@@ -67,6 +71,24 @@ def make_doc(doc_id: str, chunks: int = 4) -> tuple[list[Node], list[Edge]]:
     return nodes, edges
 
 
+def replace(store: GraphStore, doc_id: str) -> None:
+    nodes, edges = make_doc(doc_id)
+    store.replace_documents([DocumentVersion(doc_id=doc_id, nodes=nodes, edges=edges)])
+
+
+def doc_ids(store: GraphStore) -> list[str]:
+    return [n.id for n in store.nodes_by_label(L.DOCUMENT)]
+
+
+def context(store: GraphStore) -> RetrievalContext:
+    """A retrieval context over the graph alone (the index and BM25 need no vectors)."""
+    return RetrievalContext(graph=store, vectors=None)  # type: ignore[arg-type]
+
+
+def mentioning(store: GraphStore, entity: str) -> set[str]:
+    return {e.src for e in store.get_edges(dst=entity, types=[T.MENTIONS])}
+
+
 def payload(tmp_path: Path, name: str, ops: list[tuple[str, str]]) -> Path:
     out = []
     for op, doc_id in ops:
@@ -95,7 +117,7 @@ def finish(proc: subprocess.Popen[str]) -> None:
 def sequential_export(tmp_path: Path, doc_ids: list[str]) -> str:
     with SQLiteGraphStore(tmp_path / "sequential" / "graph.sqlite") as ref:
         for d in doc_ids:
-            ref.replace_document(d, *make_doc(d))
+            replace(ref, d)
         return canonical(ref.export())
 
 
@@ -104,6 +126,7 @@ def sequential_export(tmp_path: Path, doc_ids: list[str]) -> str:
 
 def test_many_threads_one_store(tmp_path: Path) -> None:
     store = SQLiteGraphStore(tmp_path / "g.sqlite")
+    ctx = context(store)
     errors: list[BaseException] = []
     start = threading.Barrier(8)
 
@@ -112,11 +135,11 @@ def test_many_threads_one_store(tmp_path: Path) -> None:
             start.wait()
             for i in range(6):
                 d = f"t{t}-d{i}"
-                store.replace_document(d, *make_doc(d))
-                assert [x.node.id for x in store.neighbors(f"{d}#1#0", [T.NEXT])] == [f"{d}#1#1"]
-                assert f"{d}#1#0" in {x.id for x in store.personalized_pagerank({d: 1.0}, top_k=50)}
-                assert store.bm25_search(tag(d))[0].id.startswith(d)
-                assert len(store.subgraph([SHARED], hops=1).nodes) >= 2
+                replace(store, d)
+                assert [x.dst for x in store.get_edges(src=f"{d}#1#0", types=[T.NEXT])] == [f"{d}#1#1"]
+                assert f"{d}#1#0" in ctx.index().chunks  # the index of a later generation
+                assert ctx.bm25().search(tag(d), 5)[0].id.startswith(d)
+                assert f"{d}#1#0" in mentioning(store, SHARED)
                 store.counts()
                 if i % 2:
                     store.delete_document(d)
@@ -131,15 +154,14 @@ def test_many_threads_one_store(tmp_path: Path) -> None:
     assert not errors, errors[0]
 
     kept = sorted(f"t{t}-d{i}" for t in range(8) for i in range(0, 6, 2))
-    assert store.document_ids() == kept
+    assert doc_ids(store) == kept
     assert canonical(store.export()) == sequential_export(tmp_path, kept)
-    mentions = {x.node.id for x in store.neighbors(SHARED, [T.MENTIONS], "in")}
-    assert mentions == {f"{d}#1#0" for d in kept}
-    # the incrementally patched adjacency agrees with a full reload by a fresh object
+    assert mentioning(store, SHARED) == {f"{d}#1#0" for d in kept}
+    # the shared context's index agrees with one built fresh by another object
     with SQLiteGraphStore(tmp_path / "g.sqlite") as other:
-        seeds = {SHARED: 1.0, kept[0]: 2.0}
-        assert store.personalized_pagerank(seeds) == other.personalized_pagerank(seeds)
-        assert store.subgraph([SHARED], hops=2) == other.subgraph([SHARED], hops=2)
+        mine, theirs = ctx.index(), context(other).index()
+        assert mine.chunks.ids == theirs.chunks.ids and mine.edges == theirs.edges
+        assert [h.id for h in ctx.bm25().search("chunk", 50)] == [h.id for h in context(other).bm25().search("chunk", 50)]
     store.close()
 
 
@@ -149,38 +171,37 @@ def test_many_threads_one_store(tmp_path: Path) -> None:
 def test_other_process_writes_are_seen(tmp_path: Path) -> None:
     db = tmp_path / "g.sqlite"
     store = SQLiteGraphStore(db)
-    store.replace_document("a", *make_doc("a"))
-    assert {x.id for x in store.personalized_pagerank({SHARED: 1.0})} == {n.id for n in make_doc("a")[0]}
+    ctx = context(store)
+    replace(store, "a")
+    assert set(ctx.index().chunks.ids) == {n.id for n in make_doc("a")[0] if "#" in n.id}
 
     proc = spawn(db, payload(tmp_path, "w1", [("replace", f"p{i}") for i in range(20)]))
     reads = 0
     while proc.poll() is None:  # read while the other process writes
-        store.personalized_pagerank({SHARED: 1.0}, top_k=5)
-        store.neighbors(SHARED, direction="in")
-        store.bm25_search("chunk")
+        ctx.index()
+        ctx.bm25().search("chunk", 5)
+        mentioning(store, SHARED)
         reads += 1
         time.sleep(0.005)
     finish(proc)
     assert reads > 0
 
     expected = sorted(["a", *(f"p{i}" for i in range(20))])
-    assert store.document_ids() == expected
-    assert {x.node.id for x in store.neighbors(SHARED, [T.MENTIONS], "in")} == {f"{d}#1#0" for d in expected}
-    ranked = {x.id for x in store.personalized_pagerank({"p4": 1.0})}
-    assert {"p4#1#3", SHARED, "a#1#0"} <= ranked
-    assert "p3#1#0" in {n.id for n in store.subgraph(["p4#1#0"], hops=2).nodes}
-    assert [h.id for h in store.bm25_search(tag("p2"), k=1)] == ["p2#1#0"]
+    assert doc_ids(store) == expected
+    assert mentioning(store, SHARED) == {f"{d}#1#0" for d in expected}
+    assert {f"{d}#1#3" for d in expected} <= set(ctx.index().chunks.ids)
+    assert ctx.index().entities_of_fact("none") == [] and SHARED in ctx.index().entities
+    assert [h.id for h in ctx.bm25().search(tag("p2"), 1)] == ["p2#1#0"]
 
     finish(spawn(db, payload(tmp_path, "w2", [("delete", "p4"), ("delete", "a")])))
-    assert "p4" not in {x.id for x in store.personalized_pagerank({"p4": 1.0, SHARED: 1.0})}
-    assert store.subgraph(["a#1#0"], hops=1).nodes == []
-    assert store.neighbors("p4#1#0") == []
-    assert store.bm25_search(tag("p4")) == []
+    assert "p4#1#0" not in ctx.index().chunks and "a#1#0" not in ctx.index().chunks
+    assert store.get_edges(src="p4#1#0") == []
+    assert ctx.bm25().search(tag("p4"), 5) == []
     shared = store.get_node(SHARED)
     assert shared is not None and shared.doc_ids == sorted(f"p{i}" for i in range(20) if i != 4)
 
-    store.replace_document("b", *make_doc("b"))  # own write after a foreign one: adjacency stays right
-    assert "b#1#0" in {x.id for x in store.personalized_pagerank({SHARED: 1.0})}
+    replace(store, "b")  # own write after a foreign one
+    assert "b#1#0" in ctx.index().chunks
     store.close()
 
 
@@ -195,7 +216,7 @@ def test_two_processes_write_disjoint_documents(tmp_path: Path) -> None:
     for proc in procs:
         finish(proc)
     with SQLiteGraphStore(db) as store:
-        assert store.document_ids() == sorted(left + right)
+        assert doc_ids(store) == sorted(left + right)
         shared = store.get_node(SHARED)
         assert shared is not None and shared.doc_ids == sorted(left + right)  # unions never lost an update
         assert canonical(store.export()) == sequential_export(tmp_path, right + left)
@@ -219,10 +240,10 @@ def test_directory_path_raises_store_unavailable(tmp_path: Path) -> None:
 def test_creates_parent_dirs_and_reopens(tmp_path: Path) -> None:
     db = tmp_path / "deep" / "er" / "graph.sqlite"
     with SQLiteGraphStore(db) as store:
-        store.replace_document("a", *make_doc("a"))
+        replace(store, "a")
     with SQLiteGraphStore(db) as again:
-        assert again.document_ids() == ["a"]
-        assert again.bm25_search(tag("a"))[0].id == "a#1#0"
+        assert doc_ids(again) == ["a"]
+        assert context(again).bm25().search(tag("a"), 5)[0].id == "a#1#0"
 
 
 def test_open_graph_store_factory(tmp_path: Path) -> None:
@@ -242,7 +263,7 @@ def test_closed_store_refuses_use_from_any_thread(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailable):
         store.counts()
     with pytest.raises(StoreUnavailable):
-        store.personalized_pagerank({"x": 1.0})
+        store.generation()
     raised: list[BaseException] = []
 
     def other_thread() -> None:

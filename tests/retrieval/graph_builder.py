@@ -137,8 +137,7 @@ class GraphBuilder:
     # ------------------------------------------------------------------ write
     def build(self) -> RetrievalContext:
         graph = self.svc.graph
-        graph.upsert_nodes(list(self.nodes.values()))
-        graph.upsert_edges(self.edges)
+        graph.write_batch(nodes=list(self.nodes.values()), edges=self.edges)
         for collection, rows in self.vector_rows.items():
             if rows:
                 self.svc.vectors.upsert(collection, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])

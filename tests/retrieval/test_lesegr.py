@@ -118,7 +118,7 @@ def test_chunk_graph_expands_documents_and_sections(builder):
     g.edge("REFERS_TO", "p#1", "p/s2")  # chunk -> section: that section's (sub)tree of chunks
     g.edge("SIMILAR", "r#1", "p#2", weight=0.7)
     ctx = g.build()
-    cg = build_chunk_graph(ctx.graph)
+    cg = build_chunk_graph(ctx.index())
 
     def around(c: str) -> set[tuple[str, str, str, str]]:
         return {(n.id, n.edge_type, n.direction, n.via) for n in cg.neighbours(c)}
@@ -149,7 +149,7 @@ def test_message_senders_need_sparse_relevance_and_are_capped(builder):
         g.edge("SIMILAR", "d#0", f"d#{i}")
     g.edge("SIMILAR", "d#0", "e#0")
     ctx = g.build()
-    cg = build_chunk_graph(ctx.graph)
+    cg = build_chunk_graph(ctx.index())
     sparse = {"d#1": 1.0, "d#2": 3.0, "d#3": 3.0, "e#0": 5.0}  # d#4 is not in the BM25 list
     assert message_senders(cg, ["d#0"], sparse, None, 10) == {"d#0": ["e#0", "d#2", "d#3", "d#1"]}
     assert message_senders(cg, ["d#0"], sparse, None, 2) == {"d#0": ["e#0", "d#2"]}

@@ -59,7 +59,7 @@ def test_hop_lists_are_the_quoted_page_and_its_out_links(ctx):
     wg = P.walk_graph(ctx, params)
     links = link_query(ctx, QUESTION)
     assert [p.title for p in links.pages if p.kind == "document"] == ["Moonfall Harbor"]
-    scores = P.personalized_pagerank(wg, P.seed_weights(ctx, wg, links, [], params), params)
+    scores = P.run_walk(wg, P.seed_weights(ctx, wg, links, [], params), params)
     linked, out = P.hop_lists(ctx, wg, links, scores)
     assert linked == ["film#1#0"]
     assert out == ["varga#1#0"]  # "Pécs" is two hops out: not an out-link of the question's page
@@ -68,7 +68,7 @@ def test_hop_lists_are_the_quoted_page_and_its_out_links(ctx):
 def test_pagerank_is_a_distribution_that_favours_the_seed(ctx):
     params = P.PPRParams()
     wg = P.walk_graph(ctx, params)
-    x = P.personalized_pagerank(wg, {"ent:ilse varga": 1.0}, params)
+    x = P.run_walk(wg, {"ent:ilse varga": 1.0}, params)
     assert x.sum() == pytest.approx(1.0, abs=1e-4)
     assert int(np.argmax(x)) == wg.index["ent:ilse varga"]
     # mass reaches both pages Ilse Varga's entity touches, more than the page two hops away

@@ -165,6 +165,35 @@ def test_an_agent_loop_survives_errors(ctx):
     assert msgs["d"].status == "success" and msgs["d"].artifact[0].id == "beta#1#1"
 
 
+def test_unbound_tools_read_the_runs_context(ctx, tmp_path):
+    """Tools built without a context (as a graph compiled at import time holds them) read the one the run
+    passes: the graph's Services, or a RetrievalContext."""
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+
+    from stratagraph.services import Services
+
+    call_ = {"name": "search_chunks", "args": {"query": "Riverton", "strategy": "lexical"}, "id": "d", "type": "tool_call"}
+    for schema, context in ((Services, Services(ctx.settings)), (type(ctx), ctx)):
+        graph = StateGraph(MessagesState, context_schema=schema)
+        graph.add_node("tools", ToolNode(make_tools()))
+        graph.add_edge(START, "tools")
+        graph.add_edge("tools", END)
+        out = graph.compile().invoke({"messages": [AIMessage(content="", tool_calls=[call_])]}, context=context)
+        assert out["messages"][-1].status == "success" and out["messages"][-1].artifact[0].id == "beta#1#1"
+        if isinstance(context, Services):
+            context.close()
+    empty = Services(ctx.settings.model_copy(update={"home": tmp_path / "empty"}))
+    graph = StateGraph(MessagesState, context_schema=Services)
+    graph.add_node("tools", ToolNode(make_tools()))
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    out = graph.compile().invoke({"messages": [AIMessage(content="", tool_calls=[call_])]}, context=empty)
+    assert out["messages"][-1].artifact == []  # another store, another answer
+    empty.close()
+
+
 def test_errors_without_a_tool_call_are_returned_as_text(ctx):
     assert "unknown entity 'Nobody'" in get_tool(ctx, "expand_entity").invoke({"entity": "Nobody"})
 

@@ -63,7 +63,7 @@ def test_examples_build_structure_and_text_layers(sg: StrataGraph, tmp_path: Pat
     # every chunk has a vector and appears in the BM25 index
     assert sg.vectors.count("chunks") == counts.nodes["Chunk"]
     assert sg.vectors.count("sections") == counts.nodes["Section"]
-    hits = sg.graph.bm25_search("Personnel overtime", k=3)
+    hits = sg.context.bm25().search("Personnel overtime", 3)
     assert hits and all("#" in h.id for h in hits)
 
 
@@ -134,7 +134,7 @@ def test_ingest_order_does_not_change_the_graph(tmp_path: Path) -> None:
 def test_bad_files_are_reported_and_stored_documents_untouched(sg: StrataGraph, tmp_path: Path) -> None:
     sg.ingest([EXAMPLES / "budget"], base=EXAMPLES.parent)
     before = sg.export()
-    old_ids = set(sg.graph.document_ids())
+    old_ids = {d.id for d in sg.graph.nodes_by_label("Document")}
 
     bad = _write(
         tmp_path / "incoming",
@@ -171,7 +171,7 @@ def test_workflow_from_a_thread_pool(tmp_path: Path, settings: Settings) -> None
         with ThreadPoolExecutor(max_workers=4) as pool:
             results = list(pool.map(lambda f: graph.ingest([f], base=tmp_path), folders))
         assert all(r.failed == 0 for r in results)
-        assert len(graph.graph.document_ids()) == 4
+        assert len(graph.graph.nodes_by_label("Document")) == 4
         threaded = canonical(graph.export())
     with StrataGraph(Settings(home=tmp_path / "seq")) as seq:
         for f in folders:
@@ -222,7 +222,7 @@ def test_a_failing_batch_is_retried_per_document(sg: StrataGraph, tmp_path: Path
     result = sg.ingest([folder], base=tmp_path)
     assert _statuses(result) == {"d/doc0.md": "added", "d/doc1.md": "failed", "d/doc2.md": "added"}
     assert "disk full" in next(r.error for r in result.documents if r.source == "d/doc1.md")
-    assert sorted(sg.graph.document_ids()) == ["d/doc0.md", "d/doc2.md"]
+    assert sorted([d.id for d in sg.graph.nodes_by_label("Document")]) == ["d/doc0.md", "d/doc2.md"]
     chunk_ids = {n["id"] for n in sg.export()["nodes"] if n["label"] == "Chunk"}
     assert set(sg.vectors.ids("chunks")) == chunk_ids  # the refused document's vectors were taken back
     monkeypatch.setattr(type(store), "replace_documents", real)
@@ -270,4 +270,4 @@ def test_unreachable_embedding_endpoint_fails_documents_clearly(tmp_path: Path) 
         result = graph.ingest([folder], base=tmp_path)
         assert _statuses(result) == {"d/a.md": "failed"}
         assert "embedding failed" in result.documents[0].error and "Connection" in result.documents[0].error
-        assert graph.graph.document_ids() == []
+        assert [d.id for d in graph.graph.nodes_by_label("Document")] == []

@@ -97,4 +97,4 @@ def test_unreachable_llm_fails_the_documents_and_writes_nothing(tmp_path: Path) 
         assert result.failed == 1
         error = result.documents[0].error or ""
         assert "extraction failed" in error and "127.0.0.1" in error
-        assert sg.graph.document_ids() == []
+        assert sg.graph.nodes_by_label("Document") == []

@@ -1,0 +1,320 @@
+"""The one graph index every strategy and tool reads: built once per graph generation from narrow reads.
+
+:class:`GraphIndex` is read with one ``node_tuples`` call per label (ids and the few properties an index
+needs: a chunk's document and section, a fact's confidence and documents, a section's parent data; never
+chunk text) and one ``edge_tuples`` call for every edge type, so it costs the same light reads on every
+backend. It holds
+
+* the node tables (ids sorted, positions by id) with those properties;
+* every edge as an :class:`~stratagraph.graph_store.base.EdgeRow`, grouped by type, in the store's canonical
+  order (type, src, dst, key);
+* sparse matrices built from them on first use: chunk -> entity (``MENTIONS``, weights summed), entity ->
+  fact (``IN_FACT``), fact -> chunk (``SUPPORTED_BY``), entity -> entity (``RELATED``), the section tree,
+  chunk -> document / section, and the chunk-level links.
+
+Strategies derive what they need from it (a walk matrix, a bipartite CSR, a chunk graph) and keep those in
+the same generation cache (:meth:`RetrievalContext.cached`), so the first query after a graph change reads
+the store once, whatever the strategy. :func:`personalized_pagerank` is the one PageRank.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from scipy.sparse import csr_matrix
+
+from stratagraph.graph_store.base import EdgeRow, GraphStore
+from stratagraph.schema import EdgeType, NodeLabel
+
+__all__ = ["GraphIndex", "NodeTable", "PageRankParams", "personalized_pagerank"]
+
+
+@dataclass(frozen=True, eq=False)
+class NodeTable:
+    """The ids of one label, sorted, and their positions."""
+
+    ids: list[str]
+    pos: dict[str, int]
+
+    @classmethod
+    def of(cls, ids: Iterable[str]) -> NodeTable:
+        ordered = sorted(ids)
+        return cls(ordered, {i: n for n, i in enumerate(ordered)})
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self.pos
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+@dataclass(eq=False)
+class GraphIndex:
+    """Whole-graph index of one generation (module docstring)."""
+
+    generation: int
+    documents: NodeTable
+    doc_title: list[str]
+    doc_source: list[str]
+    doc_metadata: list[dict[str, Any]]
+    sections: NodeTable
+    section_doc: list[str]
+    section_title: list[str]
+    section_order: list[Any]
+    chunks: NodeTable
+    chunk_doc: list[str]  # the chunk's document ("props.doc_id", else its first provenance)
+    chunk_section: list[str]  # "props.section_id" ("" when none)
+    entities: NodeTable
+    facts: NodeTable
+    fact_confidence: np.ndarray  # conf in [0, 1] (1 when missing or unreadable; BiG-RAG §3)
+    fact_docs: list[tuple[str, ...]]
+    edges: dict[EdgeType, list[EdgeRow]] = field(default_factory=dict)
+
+    # ---------------------------------------------------------------- building
+    @classmethod
+    def from_store(cls, graph: GraphStore) -> GraphIndex:
+        """Read the graph with one light call per label and one for the edges (no chunk text)."""
+        generation = graph.generation()
+        docs = graph.node_tuples(NodeLabel.DOCUMENT, ["title", "source", "metadata"])
+        secs = graph.node_tuples(NodeLabel.SECTION, ["doc_id", "title", "order", "doc_ids"])
+        chunks = graph.node_tuples(NodeLabel.CHUNK, ["doc_id", "section_id", "doc_ids"])
+        entities = graph.node_tuples(NodeLabel.ENTITY, [])
+        facts = graph.node_tuples(NodeLabel.FACT, ["confidence", "doc_ids"])
+        edges: dict[EdgeType, list[EdgeRow]] = defaultdict(list)
+        for row in graph.edge_tuples(list(EdgeType)):
+            edges[row.type].append(row)
+        return cls(
+            generation=generation,
+            documents=NodeTable.of(d[0] for d in docs),
+            doc_title=[_text(d[1]) for d in docs],
+            doc_source=[_text(d[2]) for d in docs],
+            doc_metadata=[dict(d[3]) if isinstance(d[3], dict) else {} for d in docs],
+            sections=NodeTable.of(s[0] for s in secs),
+            section_doc=[_text(s[1] or (s[4][0] if s[4] else "")) for s in secs],
+            section_title=[_text(s[2]) for s in secs],
+            section_order=[s[3] for s in secs],
+            chunks=NodeTable.of(c[0] for c in chunks),
+            chunk_doc=[_text(c[1] or (c[3][0] if c[3] else "")) for c in chunks],
+            chunk_section=[_text(c[2]) for c in chunks],
+            entities=NodeTable.of(e[0] for e in entities),
+            facts=NodeTable.of(f[0] for f in facts),
+            fact_confidence=np.array([confidence(f[1]) for f in facts], dtype=np.float64),
+            fact_docs=[tuple(f[2] or ()) for f in facts],
+            edges=dict(edges),
+        )
+
+    def edges_of(self, *types: EdgeType) -> list[EdgeRow]:
+        """The edges of ``types``, each type in canonical order, types in the order given."""
+        return [e for t in types for e in self.edges.get(t, ())]
+
+    # ---------------------------------------------------------------- chunk membership
+    @cached_property
+    def doc_chunks(self) -> dict[str, tuple[str, ...]]:
+        """Document id -> its chunks (by the chunks' own document), sorted."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for cid, doc in zip(self.chunks.ids, self.chunk_doc, strict=True):
+            out[doc].append(cid)
+        return {d: tuple(cs) for d, cs in out.items()}
+
+    @cached_property
+    def section_chunks(self) -> dict[str, tuple[str, ...]]:
+        """Section id -> its own chunks (by the chunks' ``section_id``), sorted."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for cid, sec in zip(self.chunks.ids, self.chunk_section, strict=True):
+            if sec:
+                out[sec].append(cid)
+        return {s: tuple(cs) for s, cs in out.items()}
+
+    def page_chunks(self, page: str) -> tuple[str, ...]:
+        """The chunks of a page: a document's chunks, or a section's own chunks."""
+        return self.doc_chunks.get(page) or self.section_chunks.get(page) or ()
+
+    def chunk_doc_of(self, chunk_id: str) -> str | None:
+        i = self.chunks.pos.get(chunk_id)
+        return None if i is None else self.chunk_doc[i]
+
+    # ---------------------------------------------------------------- the bipartite layer
+    @cached_property
+    def entity_fact(self) -> csr_matrix:
+        """(entities, facts): 1 where an ``IN_FACT`` edge joins them."""
+        return self._binary(EdgeType.IN_FACT, self.entities, self.facts)
+
+    @cached_property
+    def fact_entity(self) -> csr_matrix:
+        return self.entity_fact.T.tocsr()
+
+    @cached_property
+    def fact_chunk(self) -> csr_matrix:
+        """(facts, chunks): 1 where a ``SUPPORTED_BY`` edge joins them."""
+        return self._binary(EdgeType.SUPPORTED_BY, self.facts, self.chunks)
+
+    @cached_property
+    def chunk_fact(self) -> csr_matrix:
+        return self.fact_chunk.T.tocsr()
+
+    @cached_property
+    def chunk_entity(self) -> csr_matrix:
+        """(chunks, entities): the summed weights of ``MENTIONS`` edges (mention counts)."""
+        return self._weighted(EdgeType.MENTIONS, self.chunks, self.entities)
+
+    @cached_property
+    def entity_chunk(self) -> csr_matrix:
+        return self.chunk_entity.T.tocsr()
+
+    @cached_property
+    def related(self) -> csr_matrix:
+        """(entities, entities): how many ``RELATED`` edges go from row to column."""
+        return self._weighted(EdgeType.RELATED, self.entities, self.entities, ones=True)
+
+    def row(self, matrix: csr_matrix, i: int) -> np.ndarray:
+        """Column positions of row ``i`` (ascending)."""
+        return matrix.indices[matrix.indptr[i] : matrix.indptr[i + 1]]
+
+    def facts_of_entity(self, entity_id: str) -> list[str]:
+        i = self.entities.pos.get(entity_id)
+        return [] if i is None else [self.facts.ids[j] for j in self.row(self.entity_fact, i)]
+
+    def entities_of_fact(self, fact_id: str) -> list[str]:
+        j = self.facts.pos.get(fact_id)
+        return [] if j is None else [self.entities.ids[i] for i in self.row(self.fact_entity, j)]
+
+    def chunks_of_fact(self, fact_id: str) -> list[str]:
+        j = self.facts.pos.get(fact_id)
+        return [] if j is None else [self.chunks.ids[c] for c in self.row(self.fact_chunk, j)]
+
+    @cached_property
+    def described_by(self) -> dict[str, tuple[str, ...]]:
+        """Entity id -> the pages (documents, sections) it is ``DESCRIBED_BY``, in edge order."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for e in self.edges.get(EdgeType.DESCRIBED_BY, ()):
+            out[e.src].append(e.dst)
+        return {k: tuple(v) for k, v in out.items()}
+
+    # ---------------------------------------------------------------- the structure layer
+    @cached_property
+    def section_parent(self) -> dict[str, str]:
+        """Section id -> the section or document it hangs under (``HAS_SECTION``)."""
+        return {e.dst: e.src for e in self.edges.get(EdgeType.HAS_SECTION, ()) if e.dst in self.sections}
+
+    @cached_property
+    def own_chunks(self) -> dict[str, tuple[str, ...]]:
+        """Section id -> its ``HAS_CHUNK`` chunks, sorted."""
+        out: dict[str, set[str]] = defaultdict(set)
+        for e in self.edges.get(EdgeType.HAS_CHUNK, ()):
+            out[e.src].add(e.dst)
+        return {s: tuple(sorted(cs)) for s, cs in out.items()}
+
+    # ---------------------------------------------------------------- metadata
+    def documents_matching(self, filters: Mapping[str, Any], matches: Any) -> set[str]:
+        """Ids of the documents whose metadata ``matches(metadata, filters)``."""
+        return {d for d, meta in zip(self.documents.ids, self.doc_metadata, strict=True) if matches(meta, filters)}
+
+    # ---------------------------------------------------------------- helpers
+    def _pairs(self, type_: EdgeType, rows: NodeTable, cols: NodeTable) -> tuple[list[int], list[int], list[float]]:
+        r, c, w = [], [], []
+        for e in self.edges.get(type_, ()):
+            i, j = rows.pos.get(e.src), cols.pos.get(e.dst)
+            if i is not None and j is not None:
+                r.append(i)
+                c.append(j)
+                w.append(e.weight)
+        return r, c, w
+
+    def _weighted(self, type_: EdgeType, rows: NodeTable, cols: NodeTable, ones: bool = False) -> csr_matrix:
+        r, c, w = self._pairs(type_, rows, cols)
+        values = np.ones(len(r)) if ones else np.asarray(w, dtype=np.float64)
+        m = csr_matrix((values, (np.asarray(r, dtype=np.int64), np.asarray(c, dtype=np.int64))), shape=(len(rows), len(cols)))
+        m.sum_duplicates()
+        return m
+
+    def _binary(self, type_: EdgeType, rows: NodeTable, cols: NodeTable) -> csr_matrix:
+        m = self._weighted(type_, rows, cols, ones=True)
+        m.data[:] = 1.0
+        return m
+
+
+def confidence(value: Any) -> float:
+    """An extraction confidence in [0, 1]; 1 when missing or unreadable (BiG-RAG §3's ``conf``)."""
+    try:
+        conf = float(value) if value is not None else 1.0
+    except (TypeError, ValueError):
+        return 1.0
+    return min(max(conf, 0.0), 1.0) if conf == conf else 1.0
+
+
+# ------------------------------------------------------------------------------------------ PageRank
+
+
+@dataclass(frozen=True)
+class PageRankParams:
+    """The one PageRank's parameters (HippoRAG §2; one setting for every caller)."""
+
+    damping: float = 0.5  # HippoRAG's: the walk restarts at the seeds with probability 0.5 each step
+    max_iter: int = 50  # ours: power iteration stops here...
+    tol: float = 1e-6  # ...or when the L1 change falls below this
+
+
+def personalized_pagerank(
+    transition: csr_matrix, dangling: np.ndarray, reset: np.ndarray, params: PageRankParams = PageRankParams()
+) -> np.ndarray:
+    """Power iteration of ``x = d * P x + (d * dangling mass + 1 - d) * r`` (HippoRAG eq. 1 with reset ``r``,
+    normalised here; all zeros when ``r`` is). ``transition`` is column-stochastic (``P[i, j]``: the
+    probability of stepping j -> i), ``dangling`` marks nodes without edges, whose mass restarts."""
+    total = reset.sum()
+    if total <= 0:
+        return reset
+    reset = reset / total
+    x = reset.copy()
+    d = params.damping
+    for _ in range(params.max_iter):
+        nxt = d * (transition @ x) + (d * x[dangling].sum() + 1.0 - d) * reset
+        done = np.abs(nxt - x).sum() < params.tol
+        x = nxt
+        if done:
+            break
+    return x
+
+
+def column_stochastic(pairs: Mapping[tuple[int, int], float], n: int) -> tuple[csr_matrix, np.ndarray]:
+    """The undirected walk over weighted node pairs (both directions, self-pairs dropped), as a
+    column-stochastic float32 CSR matrix, and the mask of nodes without edges."""
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    for (a, b), w in pairs.items():
+        if a == b:
+            continue
+        rows += [a, b]
+        cols += [b, a]
+        vals += [w, w]
+    adj = csr_matrix((np.asarray(vals, dtype=np.float32), (rows, cols)), shape=(n, n))
+    adj.sum_duplicates()
+    out_weight = np.asarray(adj.sum(axis=0)).ravel()  # symmetric: column sums = row sums
+    dangling = out_weight == 0
+    scale = np.divide(1.0, out_weight, out=np.zeros(n, dtype=np.float32), where=~dangling).astype(np.float32)
+    return csr_matrix(adj.multiply(scale[np.newaxis, :])), dangling
+
+
+def rank_positions(scores: np.ndarray, candidates: Sequence[int] | np.ndarray, ids: Sequence[str], limit: int) -> list[tuple[str, float]]:
+    """The ``limit`` best of ``candidates`` by score rounded to 12 digits (float noise cannot reorder ties),
+    then by id."""
+    cand = np.asarray(candidates, dtype=np.int64)
+    if not len(cand):
+        return []
+    rounded = np.round(scores[cand], 12)
+    if len(cand) > limit:
+        top = np.argpartition(-rounded, limit - 1)[:limit]
+        threshold = rounded[top].min()
+        keep = rounded >= threshold
+        cand, rounded = cand[keep], rounded[keep]
+    order = sorted(zip((-rounded).tolist(), (ids[i] for i in cand), strict=True))
+    return [(nid, -neg) for neg, nid in order[:limit]]
