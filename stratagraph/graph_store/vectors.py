@@ -448,6 +448,12 @@ class VectorStore:
         """Stored vectors of the ids that exist."""
         return {id_: vec for id_, (vec, _meta) in self.snapshot(collection, ids).rows.items()}
 
+    def sample_embeddings(self, collection: str, limit: int) -> np.ndarray:
+        """Up to ``limit`` stored vectors of a collection (the first rows Chroma lists; rows, not ordered)."""
+        res = self._call(self._col(collection).get, limit=int(limit), include=["embeddings"])
+        vectors = res.get("embeddings")
+        return np.zeros((0, 0), dtype=np.float32) if vectors is None or not len(vectors) else np.asarray(vectors, dtype=np.float32)
+
     def snapshot(self, collection: str, ids: Sequence[str]) -> VectorSnapshot:
         """The stored rows (vector and metadata) of ``ids`` that exist, to undo an overwrite with
         :meth:`restore`."""

@@ -45,6 +45,7 @@ from scipy.sparse import csr_matrix
 from stratagraph.graph_store.base import ScoredId
 from stratagraph.retrieval import top_down
 from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, ranked, rrf
+from stratagraph.retrieval.calibration import MINILM_FLOORS, cosine_floors
 from stratagraph.retrieval.index import GraphIndex, NodeTable
 from stratagraph.retrieval.top_down import SectionIndex, TopDownParams, TopDownRun
 
@@ -58,15 +59,15 @@ _IGRAPH_RNG_LOCK = threading.Lock()  # igraph's random generator is process-wide
 class BottomUpParams(BaseModel):
     """One configuration for every store."""
 
-    screening: TopDownParams = Field(default_factory=TopDownParams)  # the top-down phase (eq. 3)
-    seed: int = 42  # Leiden's random seed (determinism)
-    resolution: float = 1.0  # modularity resolution
-    tau_q_floor: float = 0.25  # absolute floor of Rel(C, Q)
-    tau_q_margin: float = 0.15  # a community survives within this much of the best one
-    max_communities: int = 12
-    max_listed: int = 20  # members / facts listed per community in the context
-    depth: int = 50
-    rrf_k: int = RRF_K
+    screening: TopDownParams = Field(default_factory=TopDownParams, description="the top-down phase (eq. 3)")
+    seed: int = Field(42, description="ours: Leiden's random seed (determinism)")
+    resolution: float = Field(1.0, description="paper (Traag et al.): modularity resolution")
+    tau_q_floor: float | None = Field(None, description="ours: floor of Rel(C, Q) (None: the embedding model's, calibration.py)")
+    tau_q_margin: float = Field(0.15, description="ours: a community survives within this of the best one")
+    max_communities: int = Field(12, description="ours: communities kept, at most")
+    max_listed: int = Field(20, description="ours: members and facts listed per community in the context")
+    depth: int = Field(50, description="ours: how deep the community and top-down lists are read before fusing")
+    rrf_k: int = Field(RRF_K, description="paper (Cormack et al.): the RRF constant")
 
 
 # ------------------------------------------------------------------------------------------ the index
@@ -251,9 +252,10 @@ def score_communities(
 
 def relevant(scored: Sequence[ScoredCommunity], params: BottomUpParams) -> tuple[list[ScoredCommunity], float]:
     """``Relevant = {C : Rel(C, Q) >= tau_Q}`` with ``tau_Q`` relative to the best and floored."""
+    floor = MINILM_FLOORS.community if params.tau_q_floor is None else params.tau_q_floor
     if not scored:
-        return [], params.tau_q_floor
-    tau = max(params.tau_q_floor, scored[0].score - params.tau_q_margin)
+        return [], floor
+    tau = max(floor, scored[0].score - params.tau_q_margin)
     return [c for c in scored if c.score >= tau][: params.max_communities], tau
 
 
@@ -393,6 +395,8 @@ def run(
     ctx: RetrievalContext, query: str, filters: Filters | None = None, params: BottomUpParams | None = None
 ) -> BottomUpRun:
     params = params or BottomUpParams()
+    if params.tau_q_floor is None:
+        params = params.model_copy(update={"tau_q_floor": cosine_floors(ctx).community})
     td = top_down.run(ctx, query, filters, params.screening)
     index = top_down.section_index(ctx)
     kept = {index.pos[s] for s in td.screening.kept_ids()}

@@ -53,10 +53,10 @@ class TraversalParams(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    max_hops: int = Field(ge=0)
-    target_relations: int = Field(ge=1)
-    per_sub_query: bool = False
-    strategy: str = ""
+    max_hops: int = Field(ge=0, description="paper (BiG-RAG §4.3.4 table): H, the most hops")
+    target_relations: int = Field(ge=1, description="paper (§4.3.4 table): K, facts to collect")
+    per_sub_query: bool = Field(False, description="paper (§4.3.4): K and H apply to each sub-question")
+    strategy: str = Field("", description="paper (§4.3.4): the class's strategy, a label")
 
 
 #: BiG-RAG §4.3.4 "Complexity-Adaptive Parameters" (= Appendix E, Table E.1)

@@ -15,7 +15,7 @@ The paper's three steps, each a pure function here:
   nationality named in hundreds of facts) spreads its weight thin instead of flooding the list, and the
   fact's own extraction confidence scales it as in the relation path.
 * **Relation path** (§4.2.2). ``R_R(q) = Top-k_R [sim(phi(q), phi(r)) * r.conf]`` over the ``facts``
-  collection; the nearest ``k_R * RELATION_POOL`` facts by cosine are re-weighted by confidence and the
+  collection; the nearest ``k_R * relation_pool`` facts by cosine are re-weighted by confidence and the
   best ``k_R`` kept (confidence can only lower a score, so a fact outside that pool could only win with a
   far higher confidence than its neighbours).
 * **Fusion** (§4.2.3, eq. RRF). ``Score(r) = 1 / (rank_E(r) + 60) + 1 / (rank_R(r) + 60)`` (a missing rank
@@ -57,18 +57,18 @@ from stratagraph.retrieval.query_linking import LinkedEntity, link_query
 from stratagraph.schema import Node, NodeLabel
 
 NAME = "dual_path"
-RELATION_POOL = 3  # the relation path reads k_R * RELATION_POOL nearest facts before weighting by confidence
 
 
 class DualPathParams(BaseModel):
     """One configuration for every corpus (BiG-RAG §4.2.3 defaults)."""
 
-    k_entities: int = Field(10, ge=1)  # k_E: similar entities per query entity
-    k_relations: int = Field(10, ge=1)  # k_R: facts retrieved by the relation path
-    k_facts: int = Field(10, ge=1)  # k: fused facts kept (raised to the number of passages asked for)
-    entity_min_sim: float = 0.75  # cosine floor for a mention's similar entities (query linking's)
-    dense_depth: int = Field(50, ge=1)  # dense chunk list fused into the passage ranking
-    rrf_k: int = Field(RRF_K, ge=1)
+    k_entities: int = Field(10, ge=1, description="paper (BiG-RAG §4.2.3 k_E): similar entities per query entity")
+    k_relations: int = Field(10, ge=1, description="paper (§4.2.3 k_R): facts retrieved by the relation path")
+    k_facts: int = Field(10, ge=1, description="paper (§4.2.3 k): fused facts kept (at least the passages asked for)")
+    relation_pool: int = Field(3, ge=1, description="ours: the relation path reads k_R x this nearest facts, then weighs confidence")
+    entity_min_sim: float | None = Field(None, description="ours: cosine floor of a similar entity (None: the embedding model's, calibration.py)")
+    dense_depth: int = Field(50, ge=1, description="ours: how deep the dense list fused into the passage ranking is read")
+    rrf_k: int = Field(RRF_K, ge=1, description="paper (§4.2.3, Cormack et al.): the RRF constant")
 
 
 DEFAULTS = DualPathParams()
@@ -202,13 +202,14 @@ def relation_path(
     query: str,
     k_relations: int = DEFAULTS.k_relations,
     filters: Filters | None = None,
+    pool: int = DEFAULTS.relation_pool,
 ) -> list[FactHit]:
     """``R_R(q) = Top-k_R [sim(phi(q), phi(r)) * r.conf]`` over the ``facts`` collection, metadata-filtered
     (BiG-RAG §4.2.2)."""
     if k_relations <= 0:
         return []
     hits = ctx.vectors.query(
-        "facts", embedding=ctx.query_vector(query), k=k_relations * RELATION_POOL, where=chroma_where(filters)
+        "facts", embedding=ctx.query_vector(query), k=k_relations * pool, where=chroma_where(filters)
     )
     allowed = ctx.allowed_docs(filters)
     ix = ctx.index()
@@ -246,7 +247,7 @@ def fact_paths(
     """Both paths and their fused top ``limit`` facts (default ``params.k_facts``)."""
     allowed = ctx.allowed_docs(filters)
     entities, entity_facts = entity_path(ctx, link_entities(ctx, query, params), allowed)
-    relation_facts = relation_path(ctx, query, params.k_relations, filters)
+    relation_facts = relation_path(ctx, query, params.k_relations, filters, params.relation_pool)
     fused = fuse_facts(
         [f.id for f in entity_facts],
         [f.id for f in relation_facts],

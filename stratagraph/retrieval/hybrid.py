@@ -45,12 +45,12 @@ NAME = "hybrid"
 class HybridParams(BaseModel):
     """One configuration for every corpus."""
 
-    link_top_k: int = Field(5, ge=1)  # similar entities per question mention (query linking's default)
-    link_min_score: float = 0.75  # cosine floor for a similar entity (query linking's default)
-    max_facts: int = Field(50, ge=0)  # graph context size (a prompt has to hold it)
-    max_triples: int = Field(50, ge=0)
-    dense_depth: int = Field(50, ge=1)  # dense list read for the fused passage ranking
-    rrf_k: int = Field(RRF_K, ge=1)
+    link_top_k: int = Field(5, ge=1, description="ours: similar entities per question mention (query linking's)")
+    link_min_score: float | None = Field(None, description="ours: cosine floor of a similar entity (None: the embedding model's)")
+    max_facts: int = Field(50, ge=0, description="ours: facts in the graph context (a prompt has to hold it)")
+    max_triples: int = Field(50, ge=0, description="ours: triples in the graph context")
+    dense_depth: int = Field(50, ge=1, description="ours: how deep the dense list is read for the fused ranking")
+    rrf_k: int = Field(RRF_K, ge=1, description="paper (Cormack et al.; BiG-RAG §4.2.3): the RRF constant")
 
 
 DEFAULTS = HybridParams()

@@ -26,6 +26,7 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 from scipy.sparse import csr_matrix
 
 from stratagraph.graph_store.base import EdgeRow, GraphStore
@@ -254,13 +255,14 @@ def confidence(value: Any) -> float:
 # ------------------------------------------------------------------------------------------ PageRank
 
 
-@dataclass(frozen=True)
-class PageRankParams:
+class PageRankParams(BaseModel):
     """The one PageRank's parameters (HippoRAG §2; one setting for every caller)."""
 
-    damping: float = 0.5  # HippoRAG's: the walk restarts at the seeds with probability 0.5 each step
-    max_iter: int = 50  # ours: power iteration stops here...
-    tol: float = 1e-6  # ...or when the L1 change falls below this
+    model_config = ConfigDict(frozen=True)
+
+    damping: float = Field(0.5, description="paper (HippoRAG): the walk restarts at the seeds with probability 0.5")
+    max_iter: int = Field(50, description="ours: power iteration stops after this many steps...")
+    tol: float = Field(1e-6, description="ours: ...or when the L1 change falls below this")
 
 
 def personalized_pagerank(

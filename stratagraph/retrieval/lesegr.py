@@ -69,13 +69,13 @@ _CACHE_KEY = "lesegr:chunk_graph"
 class LeSeGRParams(BaseModel):
     """One configuration for every corpus."""
 
-    dense_centres: int = Field(default=40, ge=1)  # top dense chunks taken as centres
-    sparse_centres: int = Field(default=40, ge=0)  # top BM25 chunks taken as centres
-    sparse_depth: int = Field(default=200, ge=1)  # how deep the BM25 list is read for alpha (eq. 7)
-    sparse_weight: float = Field(default=0.5, ge=0.0, le=1.0)  # lambda: sparse share of the centre's own term
-    message_weight: float = Field(default=0.5, ge=0.0)  # mu: weight of the aggregated messages (eq. 6)
-    max_messages: int = Field(default=32, ge=0)  # neighbours a centre hears at most
-    context_neighbours: int = Field(default=32, ge=0)  # neighbours listed per contextual subgraph (eq. 18)
+    dense_centres: int = Field(default=40, ge=1, description="ours: top dense chunks taken as centres")
+    sparse_centres: int = Field(default=40, ge=0, description="ours: top BM25 chunks taken as centres")
+    sparse_depth: int = Field(default=200, ge=1, description="ours: how deep the BM25 list is read for alpha (eq. 7)")
+    sparse_weight: float = Field(default=0.5, ge=0.0, le=1.0, description="ours: lambda, the sparse share of the centre's own term (Prop. 4.1)")
+    message_weight: float = Field(default=0.5, ge=0.0, description="ours: mu, the weight of the aggregated messages (eq. 6)")
+    max_messages: int = Field(default=32, ge=0, description="ours: neighbours a centre hears at most")
+    context_neighbours: int = Field(default=32, ge=0, description="ours: neighbours listed per contextual subgraph (eq. 18)")
 
 
 # ------------------------------------------------------------------------------------------ the chunk graph

@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from scipy.sparse import csr_matrix
 
 from stratagraph.graph_store.base import ScoredId
@@ -63,16 +63,18 @@ WALKED = (EdgeType.MENTIONS, EdgeType.IN_FACT, EdgeType.SUPPORTED_BY, EdgeType.R
 
 
 class PPRParams(BaseModel):
-    pagerank: PageRankParams = PageRankParams()  # the one PageRank's damping (HippoRAG's 0.5), iterations
-    passage_weight: float = 0.05  # HippoRAG 2's weight of dense passage seeds
-    dense_seeds: int = 10
-    depth: int = 50  # how deep the dense and BM25 lists are read for fusion
+    pagerank: PageRankParams = Field(default_factory=PageRankParams, description="paper (HippoRAG): the one PageRank's damping 0.5")
+    passage_weight: float = Field(0.05, description="paper (HippoRAG 2): weight of the dense passage seeds")
+    dense_seeds: int = Field(10, description="chosen on hotpotqa/musique/2wiki: dense chunks seeding the walk")
+    depth: int = Field(50, description="ours: how deep the dense and BM25 lists are read for fusion")
     # ppr walk, dense, bm25, the question's pages, one hop out, BiG-RAG traversal (module docstring)
     # the dense list's weight is 0: dense scores already seed the walk, and a list of its own counted them
     # twice (measured: recall@5 +0 / +2.1 / +2.0 on hotpotqa / musique / 2wiki without it; BENCHMARKS.md)
-    fuse_weights: tuple[float, float, float, float, float, float] = (1.0, 0.0, 1.0, 1.0, 2.0, 1.0)
-    described_by_weight: float = 2.0
-    rrf_k: int = RRF_K
+    fuse_weights: tuple[float, float, float, float, float, float] = Field(
+        (1.0, 0.0, 1.0, 1.0, 2.0, 1.0), description="chosen on hotpotqa/musique/2wiki: RRF weights of the six lists"
+    )
+    described_by_weight: float = Field(2.0, description="chosen on hotpotqa/musique/2wiki: entity -> own page edge weight")
+    rrf_k: int = Field(RRF_K, description="paper (Cormack et al.): the RRF constant")
 
 
 @dataclass

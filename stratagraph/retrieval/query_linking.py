@@ -23,7 +23,7 @@ from stratagraph.retrieval.base import RetrievalContext
 from stratagraph.schema import NodeLabel
 
 ENTITY_COLLECTION = "entities"
-MAX_NGRAM = 8
+MAX_NGRAM = 8  # ours: the longest name matched exactly, in words
 _WORD = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*", re.UNICODE)
 _QUESTION_WORDS = frozenset(
     """what which who whom whose when where why how is are was were do does did the a an of in on for to and or
@@ -143,12 +143,17 @@ def link_query(
     ctx: RetrievalContext,
     query: str,
     top_k: int = 5,
-    min_score: float = 0.75,
+    min_score: float | None = None,
     similar: bool = True,
 ) -> QueryLinks:
     """Entities and pages the question names (see the module docstring); ``top_k`` similar entities per
-    mention at cosine >= ``min_score``."""
+    mention at cosine >= ``min_score`` (None: the embedding model's entity-link floor,
+    :func:`~stratagraph.retrieval.calibration.cosine_floors`)."""
     from stratagraph.ingest.resolution import entity_key
+    from stratagraph.retrieval.calibration import cosine_floors
+
+    if min_score is None:
+        min_score = cosine_floors(ctx).entity_link
 
     grams = _ngrams(query)
     keys: dict[str, tuple[int, int, str]] = {}

@@ -36,6 +36,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from stratagraph.graph_store.base import ScoredId
+from stratagraph.retrieval.calibration import MINILM_FLOORS, cosine_floors
 from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, ranked, rrf
 from stratagraph.schema import EdgeType
 
@@ -46,14 +47,14 @@ CACHE_NAME = "top_down.section_index"
 class TopDownParams(BaseModel):
     """One configuration for every store (cosines of MiniLM vectors)."""
 
-    tau_floor: float = 0.2  # absolute floor of Rel(s, Q): below it a heading is unrelated to the question
-    tau_margin: float = 0.15  # a linked section is kept within this much of the best heading of its level
-    beam: int = 16  # at most this many sections kept per level by the first screening
-    content_floor: float = 0.3  # Miss: the best chunk under a left-out section must reach this...
-    content_margin: float = 0.1  # ...and be within this much of the best chunk under any section of the level
-    miss_beam: int = 8  # at most this many sections recovered per level by the secondary screening
-    depth: int = 50  # how deep the structural and dense chunk lists are read before fusing
-    rrf_k: int = RRF_K
+    tau_floor: float | None = Field(None, description="ours: floor of Rel(s, Q) (None: the embedding model's, calibration.py)")
+    tau_margin: float = Field(0.15, description="ours: a linked section is kept within this of its level's best heading")
+    beam: int = Field(16, description="ours: sections kept per level by the first screening, at most")
+    content_floor: float | None = Field(None, description="ours: Miss floor of a section's best chunk (None: the model's)")
+    content_margin: float = Field(0.1, description="ours: ...and within this of the level's best chunk")
+    miss_beam: int = Field(8, description="ours: sections recovered per level by the secondary screening, at most")
+    depth: int = Field(50, description="ours: how deep the structural and dense lists are read before fusing")
+    rrf_k: int = Field(RRF_K, description="paper (Cormack et al.): the RRF constant")
 
 
 # ------------------------------------------------------------------------------------------ the index
@@ -260,7 +261,7 @@ def first_screening(
     if not len(linked):
         return [], None
     best = float(qs.title[linked].max())
-    tau = max(params.tau_floor, best - params.tau_margin)
+    tau = max(MINILM_FLOORS.section if params.tau_floor is None else params.tau_floor, best - params.tau_margin)
     passing = linked[qs.title[linked] >= tau]
     return _best_first(passing, qs.title, index.ids)[: params.beam], tau
 
@@ -306,7 +307,8 @@ def screen(index: SectionIndex, qs: QueryScores, params: TopDownParams) -> Scree
         kept_mask[kept] = True
         left_out = everyone[~kept_mask[everyone]]
         best_content = float(qs.content[everyone].max())
-        content_tau = max(params.content_floor, best_content - params.content_margin)
+        floor = MINILM_FLOORS.content if params.content_floor is None else params.content_floor
+        content_tau = max(floor, best_content - params.content_margin)
         recovered = secondary_screening(index, qs, left_out, linked_mask, tau, content_tau, params)
         levels.append(
             Level(
@@ -343,10 +345,23 @@ class TopDownRun(BaseModel):
     fused: list[ScoredId]
 
 
+def with_floors(params: TopDownParams, ctx: RetrievalContext) -> TopDownParams:
+    """``params`` with its unset cosine floors taken from the embedding model's (:mod:`.calibration`)."""
+    if params.tau_floor is not None and params.content_floor is not None:
+        return params
+    floors = cosine_floors(ctx)
+    return params.model_copy(
+        update={
+            "tau_floor": floors.section if params.tau_floor is None else params.tau_floor,
+            "content_floor": floors.content if params.content_floor is None else params.content_floor,
+        }
+    )
+
+
 def run(
     ctx: RetrievalContext, query: str, filters: Filters | None = None, params: TopDownParams | None = None
 ) -> TopDownRun:
-    params = params or TopDownParams()
+    params = with_floors(params or TopDownParams(), ctx)
     index = section_index(ctx)
     qs = query_scores(index, ctx.query_vector(query), ctx.allowed_docs(filters))
     screening = screen(index, qs, params)

@@ -20,22 +20,22 @@ What the paper leaves open, fixed here:
 
 * Score: ``score(r) = w(seed) · λ^hop · sim(q, r) · conf(r)``, the query-relation weight of §4.2.2 (cosine of
   the sub-question and the fact description times extraction confidence), scaled by the link weight of the
-  seed it was reached from and decaying with hop distance (λ = :data:`HOP_DECAY`). Facts rank by score, then
+  seed it was reached from and decaying with hop distance (λ = :attr:`TraversalSettings.hop_decay`). Facts rank by score, then
   by the paper's structural key (``edge_deg``, then ``weight``), then id. Ranking by degree first, as line 30
   reads, would send every walk through hubs (nationalities named in a thousand facts): the topic drift the
   paper means to avoid. Without a query (``relevance=None``) ``sim`` is 1.
 * Frontier: the entities of the hop's best ``fan_out`` (default K) facts, not of all of them, so a hub
-  reached in one step cannot flood the next hop; a hop keeps its best :data:`HOP_BEAM` facts (never fewer
+  reached in one step cannot flood the next hop; a hop keeps its best :attr:`TraversalSettings.hop_beam` facts (never fewer
   than K, so the final top K is exact) while every new fact counts toward K.
 * Sequential execution (§4.3.3): sub-questions run in order. Entities and quoted pages are linked once for the
-  whole question (:func:`query_linking.link_query`: exact names and aliases, page titles; embedding
-  neighbours only with :data:`LINK_SIMILAR`) and each goes to the sub-question whose text holds its mention
+  whole question (:func:`query_linking.link_query`: exact names and aliases, page titles; not embedding
+  neighbours, which drift on a walk) and each goes to the sub-question whose text holds its mention
   (:func:`assign_seeds`). A sub-question starts from its entities, the entities its quoted pages describe
   (``DESCRIBED_BY``) and the answers bound to the variables in its text (ReplaceVariables); a quoted page's
   facts join its R_0. ``ExtractAnswer`` is the paper's "simple heuristic" option (:func:`extract_answers`):
   the entities of the top facts that the sub-question did not start from, scored ``score(r)·specificity(e)``
-  (``log(N/deg(e))/log(N)``: a hub is rarely the answer), the best :data:`ANSWER_CANDIDATES` within
-  :data:`ANSWER_RATIO` of the first.
+  (``log(N/deg(e))/log(N)``: a hub is rarely the answer), the best :attr:`TraversalSettings.answer_candidates` within
+  :attr:`TraversalSettings.answer_ratio` of the first.
 
 Chunks (:func:`chunk_ranking`): a quoted page's chunks score 1, a seed's own page (``DESCRIBED_BY`` ->
 Document/Section -> chunks) its seed weight, and a fact's supporting chunks (``SUPPORTED_BY``) the fact's
@@ -62,20 +62,17 @@ from stratagraph.retrieval.index import GraphIndex
 from stratagraph.retrieval.query_linking import QueryLinks, link_query
 from stratagraph.schema import EdgeType, NodeLabel
 
-#: λ: a fact one hop further from the seeds scores this much less (ours, see "What the paper leaves open")
-HOP_DECAY = 0.5
-#: most facts kept per hop in the trace (never fewer than K)
-HOP_BEAM = 100
-#: answer candidates bound to a sub-question's variable (ExtractAnswer, §4.3.3)
-ANSWER_CANDIDATES = 3
-#: ... that score at least this fraction of the best candidate's score
-ANSWER_RATIO = 0.5
-#: depth of the dense list fused with the graph list
-DENSE_DEPTH = 50
-#: embed each sub-question for its own fact relevance (False: every sub-question uses the question's vector)
-SUB_QUERY_VECTORS = True
-#: link mentions to entities by embedding similarity too (False: exact names and aliases only)
-LINK_SIMILAR = False
+class TraversalSettings(BaseModel):
+    """What Algorithm 4 and ExtractAnswer leave open (the per-class H and K are the paper's, classify.py)."""
+
+    hop_decay: float = Field(0.5, description="ours: lambda, a fact one hop further from the seeds scores this much less")
+    hop_beam: int = Field(100, description="ours: most facts kept per hop in the trace (never fewer than K)")
+    answer_candidates: int = Field(3, description="ours: candidates ExtractAnswer (§4.3.3) binds to a variable")
+    answer_ratio: float = Field(0.5, description="ours: ...that score at least this share of the best candidate")
+    dense_depth: int = Field(50, description="ours: how deep the dense list fused with the graph list is read")
+
+
+SETTINGS = TraversalSettings()
 FACT_COLLECTION = "facts"
 
 
@@ -290,7 +287,7 @@ def expand(
     relevance: Relevance | None = None,
     initial: Mapping[str, float] | None = None,
     allowed_facts: np.ndarray | None = None,
-    decay: float = HOP_DECAY,
+    decay: float = SETTINGS.hop_decay,
     fan_out: int | None = None,
 ) -> TraversalTrace:
     """Algorithm 4 from seed entities (``{entity_id: weight}``) and/or initial facts (``{fact_id: weight}``,
@@ -299,7 +296,7 @@ def expand(
     ``allowed_facts`` (bool per fact) hides facts of filtered-out documents."""
     k = params.target_relations
     fan = fan_out or k
-    beam = max(HOP_BEAM, k)
+    beam = max(SETTINGS.hop_beam, k)
     f_deg = index.fact_degree
     seen_facts = np.zeros(len(index.fact_ids), dtype=bool)
     if allowed_facts is not None:
@@ -487,13 +484,13 @@ def extract_answers(
     index: BipartiteIndex,
     trace: TraversalTrace,
     exclude: Iterable[str],
-    limit: int = ANSWER_CANDIDATES,
+    limit: int = SETTINGS.answer_candidates,
     ratio: float | None = None,
 ) -> dict[str, float]:
     """ExtractAnswer (§4.3.3, "simple heuristic"): entities of the top facts other than the ones the
     sub-question starts from, scored ``score(r) · specificity(e)``; the best ``limit`` that score at least
     ``ratio`` times the best one."""
-    ratio = ANSWER_RATIO if ratio is None else ratio
+    ratio = SETTINGS.answer_ratio if ratio is None else ratio
     skip = set(exclude)
     cands: dict[str, float] = {}
     for hit in trace.ranked:
@@ -612,7 +609,7 @@ def _sub_query_vectors(ctx: RetrievalContext, query: str, subs: Sequence[SubQuer
     """The question's own vector for a question that is its own only sub-question; otherwise every
     sub-question (placeholders dropped) embedded in one batch."""
     texts = [sq.render() for sq in subs]
-    if not SUB_QUERY_VECTORS or len(subs) == 1 or all(t == query for t in texts):
+    if len(subs) == 1 or all(t == query for t in texts):
         return [ctx.query_vector(query)] * len(subs)
     from stratagraph.embeddings import embed_texts
 
@@ -675,12 +672,12 @@ def traverse(
 ) -> Traversal:
     """Classify (Alg. 3), decompose (Alg. 5) and traverse each sub-question (Alg. 4); rank chunks by what
     the walks reached. ``links``: the question's links when the caller already has them (entities linked
-    by similarity are dropped unless ``LINK_SIMILAR``)."""
+    by similarity are dropped: a walk starts from the entities the question names)."""
     cls = classify(ctx, query)
     subs = decompose(ctx, query)
     if links is None:
-        links = link_query(ctx, query, similar=LINK_SIMILAR)
-    elif not LINK_SIMILAR:
+        links = link_query(ctx, query, similar=False)
+    else:
         links = links.model_copy(update={"entities": [e for e in links.entities if e.how == "exact"]})
     index = load_index(ctx)
     vectors = fact_vectors(ctx, index)
@@ -695,7 +692,7 @@ def traverse(
 def retrieve(ctx: RetrievalContext, query: str, k: int = 10, filters: Filters | None = None) -> RetrievalResult:
     """:func:`traverse`, then the graph ranking fused with the dense list by RRF."""
     walk = traverse(ctx, query, filters)
-    dense = ctx.chunk_scores(query, max(DENSE_DEPTH, k), filters)
+    dense = ctx.chunk_scores(query, max(SETTINGS.dense_depth, k), filters)
     fused = fuse_rankings([walk.graph, dense], k=RRF_K)
     names = _names(ctx, [e for r in walk.runs for e in (*r.seeds, *r.bindings)])
     return RetrievalResult(

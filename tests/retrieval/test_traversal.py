@@ -10,7 +10,7 @@ import pytest
 
 from stratagraph.retrieval import retrieve
 from stratagraph.retrieval.classify import PARAMS, Complexity, TraversalParams
-from stratagraph.retrieval.traversal import HOP_DECAY, _relation_path, expand, extract_answers, load_index
+from stratagraph.retrieval.traversal import SETTINGS, _relation_path, expand, extract_answers, load_index
 from tests.retrieval.graph_builder import GraphBuilder
 
 QUESTION = "Where was the director of Blue Harbor born?"
@@ -108,8 +108,8 @@ def test_scores_decay_with_hops_and_ties_break_by_degree(ctx):
     hits = {h.fact_id: h for h in trace.ranked}
     # without a query, score = seed weight * decay^hop * conf
     assert hits["f_direct"].score == pytest.approx(1.0)
-    assert hits["f_born"].score == pytest.approx(HOP_DECAY)
-    assert hits["f_city"].score == pytest.approx(HOP_DECAY**2)
+    assert hits["f_born"].score == pytest.approx(SETTINGS.hop_decay)
+    assert hits["f_city"].score == pytest.approx(SETTINGS.hop_decay**2)
     # equal scores at hop 0: the fact with the larger edge degree deg(e) + deg(r) first (Alg. 4 line 18)
     assert hits["f_cast"].edge_degree == 2 + 3 and hits["f_direct"].edge_degree == 2 + 2
     assert trace.hops[0].facts[0].fact_id == "f_cast"
