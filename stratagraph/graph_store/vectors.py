@@ -1,8 +1,9 @@
 """Vectors in Chroma: four cosine collections (chunks, entities, facts, sections) with explicit embeddings.
 
 ``PersistentClient`` under ``settings.chroma_path``, or ``HttpClient`` when ``settings.chroma_url`` is set.
-Every collection is opened with :class:`~stratagraph.embeddings.ChromaEmbeddingFunction`, never Chroma's
-default (which downloads a model). Vectors are computed here in batches and passed to Chroma; texts are not
+Every collection is opened with
+:class:`~stratagraph.graph_store.chroma_embeddings.ChromaEmbeddingFunction`, never Chroma's default (which
+downloads a model). Vectors are computed here in batches and passed to Chroma; texts are not
 stored in Chroma unless ``store_texts=True`` (the graph store holds them; storing them doubled upsert time
 and disk: 4,000 x 384-d rows took 1.0 s / 9.5 MB without, 2.2 s / 23 MB with).
 
@@ -51,13 +52,9 @@ from filelock import FileLock
 from filelock import Timeout as LockTimeout
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from stratagraph.embeddings import (
-    chroma_embedding_function,
-    embed_query_vector,
-    embed_texts,
-    get_embeddings,
-)
+from stratagraph.embeddings import embed_query_vector, embed_texts, get_embeddings
 from stratagraph.graph_store.base import ScoredId, StoreUnavailable
+from stratagraph.graph_store.chroma_embeddings import chroma_embedding_function
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
