@@ -226,7 +226,7 @@ def reconcile_entity_vectors(svc: Services, entity_ids: Iterable[str]) -> None:
     rows: dict[str, dict] = {}
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
-        rows.update(vs.metadata(ENTITY_COLLECTION, {"entity_id": part[0]} if len(part) == 1 else {"entity_id": {"$in": part}}))
+        rows.update(vs.metadata(ENTITY_COLLECTION, {"entity_id": part}))
     gone = sorted(r for r in rows if r not in owner)
     if gone:
         vs.delete(ENTITY_COLLECTION, gone)
