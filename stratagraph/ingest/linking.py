@@ -22,14 +22,17 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from stratagraph.ingest.citations import Reference, ReferenceIndex
 from stratagraph.ingest.similarity import ChunkTable, update_top_k
 from stratagraph.schema import Edge, EdgeType, Node, NodeLabel
-from stratagraph.services import Services
 from stratagraph.text.titles import TitleIndex, normalize_title, title_index, title_key
+
+if TYPE_CHECKING:  # only annotations: a runtime import closed services -> retrieval.base -> linking -> services
+    from stratagraph.services import Services
 
 log = logging.getLogger(__name__)
 
