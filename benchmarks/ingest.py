@@ -85,7 +85,8 @@ def phase_embed_only(corpus: Path, workdir: Path) -> dict:
     from chromadb.config import Settings as ChromaSettings
 
     from stratagraph import Settings
-    from stratagraph.embeddings import ChromaEmbeddingFunction, get_embeddings
+    from stratagraph.embeddings import get_embeddings
+    from stratagraph.graph_store.chroma_embeddings import ChromaEmbeddingFunction
 
     settings = Settings(home=workdir / "store")
     records = [json.loads(line) for line in corpus.open(encoding="utf-8") if line.strip()]

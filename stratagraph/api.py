@@ -99,16 +99,9 @@ class StrataGraph:
     def delete(self, doc_id: str) -> DeleteSummary:
         """Remove a document and everything only it supported (raises DocumentNotFound), then repair what
         pointed at it: other chunks' SIMILAR lists are recomputed and entity-name rows follow the entities."""
-        from stratagraph.ingest.linking import link_documents, reconcile_entity_vectors
-        from stratagraph.ingest.steps import DOCUMENT_COLLECTIONS, document_dependents
+        from stratagraph.ingest.delete import delete_document
 
-        dependents = document_dependents(self.services, doc_id)
-        summary = self.graph.delete_document(doc_id)
-        for collection, _, _ in DOCUMENT_COLLECTIONS:
-            self.vectors.delete_where(collection, {"doc_id": doc_id})
-        reconcile_entity_vectors(self.services, dependents["old_entities"])
-        link_documents(self.services, [], lost_similar=dependents["lost_similar"])
-        return summary
+        return delete_document(self.services, doc_id)
 
     # ------------------------------------------------------------------ inspection
     def stats(self) -> GraphCounts:

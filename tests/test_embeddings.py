@@ -17,6 +17,7 @@ import pytest
 
 from stratagraph import embeddings as E
 from stratagraph.config import Settings
+from stratagraph.graph_store import chroma_embeddings as C
 
 LONG = " ".join(
     "The river port grew quickly after the railway reached the valley in 1871, and its warehouses "
@@ -125,15 +126,15 @@ def test_limit_blas_threads() -> None:
 
 
 def test_chroma_embedding_function_roundtrip(minilm: E.MiniLMEmbeddings) -> None:
-    ef = E.chroma_embedding_function(minilm)
-    assert isinstance(ef, E.ChromaEmbeddingFunction)
+    ef = C.chroma_embedding_function(minilm)
+    assert isinstance(ef, C.ChromaEmbeddingFunction)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert not ef.is_legacy()
         assert ef.name() == "stratagraph" and ef.default_space() == "cosine"
         config = ef.get_config()
         assert config == {"provider": "minilm", "model": E.MINILM_MODEL_ID, "dimension": 384, "max_tokens": 256}
-        rebuilt = E.ChromaEmbeddingFunction.build_from_config(json.loads(json.dumps(config)))
+        rebuilt = C.ChromaEmbeddingFunction.build_from_config(json.loads(json.dumps(config)))
         assert rebuilt == ef and rebuilt.get_config() == config
     out = rebuilt(["Paris is the capital of France.", "ok"])
     assert len(out) == 2 and out[0].shape == (384,)
@@ -141,7 +142,7 @@ def test_chroma_embedding_function_roundtrip(minilm: E.MiniLMEmbeddings) -> None
     np.testing.assert_allclose(rebuilt.embed_query(["ok"])[0], out[1], atol=1e-6)
     from chromadb.utils.embedding_functions import known_embedding_functions
 
-    assert known_embedding_functions["stratagraph"] is E.ChromaEmbeddingFunction
+    assert known_embedding_functions["stratagraph"] is C.ChromaEmbeddingFunction
     with pytest.raises(ValueError, match="cannot change"):
         ef.validate_config_update(config, {**config, "provider": "openai", "model": "x"})
 
@@ -233,7 +234,7 @@ def test_openai_compatible_against_real_http_server(embedding_server: _Embedding
     assert emb.embed_documents([]) == []
     fast = E.embed_texts(emb, texts[:3])
     assert fast.shape == (3, 8) and fast.dtype == np.float32
-    ef = E.chroma_embedding_function(emb)
+    ef = C.chroma_embedding_function(emb)
     assert ef.get_config() == {"provider": "openai", "model": "test-embed-8", "base_url": embedding_server.url}
     assert "sk-local-test" not in json.dumps(ef.get_config())
 

@@ -1,8 +1,9 @@
 """Vectors in Chroma: four cosine collections (chunks, entities, facts, sections) with explicit embeddings.
 
 ``PersistentClient`` under ``settings.chroma_path``, or ``HttpClient`` when ``settings.chroma_url`` is set.
-Every collection is opened with :class:`~stratagraph.embeddings.ChromaEmbeddingFunction`, never Chroma's
-default (which downloads a model). Vectors are computed here in batches and passed to Chroma; texts are not
+Every collection is opened with
+:class:`~stratagraph.graph_store.chroma_embeddings.ChromaEmbeddingFunction`, never Chroma's default (which
+downloads a model). Vectors are computed here in batches and passed to Chroma; texts are not
 stored in Chroma unless ``store_texts=True`` (the graph store holds them; storing them doubled upsert time
 and disk: 4,000 x 384-d rows took 1.0 s / 9.5 MB without, 2.2 s / 23 MB with).
 
@@ -30,6 +31,10 @@ the threads of this process); a write first replaces a random token in ``<chroma
 and each process reloads when the token differs from the one it last saw. Cost without contention: ~80 us
 a call (a ``flock`` and a small file read) on a ~1.5 ms query. A Chroma server (``HttpClient``) needs none of this; unreachable
 servers are retried with exponential backoff on connection errors only, then :class:`StoreUnavailable`.
+
+Metadata filters are plain dicts (:data:`Filters`): ``{key: value}`` is equality, ``{key: [v1, v2]}`` any of
+the values, several keys all of them. Only this module writes Chroma's ``where`` syntax
+(:func:`where_clause`).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import json
 import math
 import threading
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -51,13 +57,9 @@ from filelock import FileLock
 from filelock import Timeout as LockTimeout
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from stratagraph.embeddings import (
-    chroma_embedding_function,
-    embed_query_vector,
-    embed_texts,
-    get_embeddings,
-)
+from stratagraph.embeddings import embed_query_vector, embed_texts, get_embeddings
 from stratagraph.graph_store.base import ScoredId, StoreUnavailable
+from stratagraph.graph_store.chroma_embeddings import chroma_embedding_function
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -66,7 +68,7 @@ if TYPE_CHECKING:
 
     from stratagraph.config import Settings
 
-__all__ = ["COLLECTIONS", "VectorSnapshot", "VectorStore", "parse_chroma_url"]
+__all__ = ["COLLECTIONS", "Filters", "VectorSnapshot", "VectorStore", "parse_chroma_url", "where_clause"]
 
 COLLECTIONS: tuple[str, ...] = ("chunks", "entities", "facts", "sections")
 _TOKEN_FILE = ".stratagraph-writes"
@@ -136,6 +138,58 @@ def _clean_metadata(meta: Mapping[str, Any] | None) -> dict[str, str | int | flo
     return out or None
 
 
+#: A plain metadata filter: ``{key: value}`` matches rows whose ``key`` equals ``value``, ``{key: [v1, v2, ...]}``
+#: (a list, tuple or set) rows whose ``key`` equals any of them, and several keys rows matching all of them;
+#: an empty filter (or None) matches every row.
+Filters = Mapping[str, Any]
+
+_SCALARS = (str, bool, int, float)
+
+
+def _filter_scalar(key: str, value: Any) -> str | bool | int | float:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if not isinstance(value, _SCALARS):
+        raise TypeError(
+            f"filter {key!r}: {value!r} is not a string, number or bool (nor a list of them); "
+            "a filter is {key: value} or {key: [values]}"
+        )
+    return value
+
+
+def where_clause(filters: Filters | None) -> dict[str, Any] | None:
+    """Chroma's ``where`` for a plain filter dict (:data:`Filters`); None for no filter.
+
+    ``{"doc_id": "a"}`` -> ``{"doc_id": "a"}``; ``{"year": ["2024", 2024]}`` -> ``{"$or": [{"year": "2024"},
+    {"year": 2024}]}`` (an ``$or`` of equalities rather than ``$in``, which wants values of one type); several
+    keys -> ``{"$and": [...]}`` in key order. A list of one value is an equality; an empty list matches
+    nothing, which Chroma cannot say, so it is an error.
+    """
+    if not filters:
+        return None
+    if any(str(key).startswith("$") for key in filters):
+        # Already Chroma syntax: retrieval/base.py (chroma_where) still builds its own $or/$and clauses and
+        # passes them as ``where``. This pass-through goes once retrieval passes plain filter dicts.
+        return dict(filters)
+    clauses: list[dict[str, Any]] = []
+    for key in sorted(filters, key=str):
+        value = filters[key]
+        if isinstance(value, (list, tuple, set, frozenset)):
+            if isinstance(value, (set, frozenset)):  # in a fixed order, so the same filter gives the same where
+                values = sorted(value, key=lambda v: (type(v).__name__, repr(v)))
+            else:
+                values = list(value)
+            if not values:
+                raise ValueError(f"filter {key!r}: an empty list of values matches nothing")
+            if len(values) == 1:
+                clauses.append({key: _filter_scalar(key, values[0])})
+            else:
+                clauses.append({"$or": [{key: _filter_scalar(key, v)} for v in values]})
+        else:
+            clauses.append({key: _filter_scalar(key, value)})
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
 @dataclass
 class VectorSnapshot:
     """Rows of one collection as they were before a write (see :meth:`VectorStore.snapshot`)."""
@@ -169,7 +223,11 @@ def _path_state(path: Path) -> _PathState:
 
 
 class VectorStore:
-    """Chroma collections for the text-bearing nodes. Ids are arbitrary strings (``#``, ``:``, ``/`` fine)."""
+    """Chroma collections for the text-bearing nodes. Ids are arbitrary strings (``#``, ``:``, ``/`` fine).
+    Every read or delete by metadata takes a plain filter dict (:data:`Filters`)."""
+
+    #: plain filter dict -> Chroma ``where`` (:func:`where_clause`)
+    where_clause = staticmethod(where_clause)
 
     def __init__(
         self,
@@ -413,24 +471,26 @@ class VectorStore:
         for start in range(0, len(ids), self._max_batch):
             self._call(col.delete, ids=ids[start : start + self._max_batch], write=True)
 
-    def delete_where(self, collection: str, where: Mapping[str, Any]) -> None:
-        """Delete every row whose metadata matches a Chroma ``where`` filter (e.g. ``{"doc_id": "a.md"}``)."""
-        if not where:
+    def delete_where(self, collection: str, filters: Filters) -> None:
+        """Delete every row whose metadata matches ``filters`` (e.g. ``{"doc_id": "a.md"}``; :data:`Filters`)."""
+        where = where_clause(filters)
+        if where is None:
             raise ValueError("delete_where needs a non-empty filter")
-        self._call(self._col(collection).delete, where=dict(where), write=True)
+        self._call(self._col(collection).delete, where=where, write=True)
 
     # ------------------------------------------------------------------ reads
     def count(self, collection: str) -> int:
         return int(self._call(self._col(collection).count))
 
-    def ids(self, collection: str, where: Mapping[str, Any] | None = None) -> list[str]:
-        """Ids of all rows (matching ``where`` if given), sorted."""
-        res = self._call(self._col(collection).get, where=dict(where) if where else None, include=[])
+    def ids(self, collection: str, filters: Filters | None = None) -> list[str]:
+        """Ids of all rows (matching ``filters`` if given, :data:`Filters`), sorted."""
+        res = self._call(self._col(collection).get, where=where_clause(filters), include=[])
         return sorted(res["ids"])
 
-    def metadata(self, collection: str, where: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-        """Metadata of every row matching a Chroma ``where`` filter, by id (no vectors read)."""
-        res = self._call(self._col(collection).get, where=dict(where), include=["metadatas"])
+    def metadata(self, collection: str, filters: Filters | None) -> dict[str, dict[str, Any]]:
+        """Metadata of every row matching ``filters`` (:data:`Filters`; None: every row), by id (no vectors
+        read)."""
+        res = self._call(self._col(collection).get, where=where_clause(filters), include=["metadatas"])
         metas = res.get("metadatas") or [None] * len(res["ids"])
         return {id_: dict(m or {}) for id_, m in zip(res["ids"], metas, strict=True)}
 
@@ -498,9 +558,18 @@ class VectorStore:
         text: str | None = None,
         embedding: Sequence[float] | np.ndarray | None = None,
         k: int = 10,
+        filters: Filters | None = None,
+        *,
         where: Mapping[str, Any] | None = None,
     ) -> list[ScoredId]:
-        """Nearest rows by cosine similarity (score = 1 - cosine distance), score desc then id asc."""
+        """Nearest rows by cosine similarity (score = 1 - cosine distance), score desc then id asc, among the
+        rows matching ``filters`` (:data:`Filters`). ``where`` is a deprecated alias of ``filters``."""
+        if where is not None:
+            # retrieval/ and tools/ still call query(..., where=chroma_where(filters)); goes when they pass filters
+            warnings.warn("VectorStore.query(where=...) is deprecated; pass filters=", DeprecationWarning, stacklevel=2)
+            if filters is not None:
+                raise TypeError("query takes filters or where, not both")
+            filters = where
         if (text is None) == (embedding is None):
             raise ValueError("query needs exactly one of text or embedding")
         col = self._col(collection)
@@ -511,7 +580,7 @@ class VectorStore:
             col.query,
             query_embeddings=[vec],
             n_results=k + _TIE_MARGIN,
-            where=dict(where) if where else None,
+            where=where_clause(filters),
             include=["distances"],
         )
         ids, distances = res["ids"][0], (res.get("distances") or [[]])[0]
@@ -525,7 +594,7 @@ class VectorStore:
         collection: str,
         embeddings: Sequence[Sequence[float]] | np.ndarray,
         k: int = 10,
-        where: Mapping[str, Any] | None = None,
+        filters: Filters | None = None,
     ) -> list[list[ScoredId]]:
         """:meth:`query` for several vectors in one call (one ranking per vector)."""
         vecs = np.asarray(embeddings, dtype=np.float32)
@@ -535,7 +604,7 @@ class VectorStore:
             self._col(collection).query,
             query_embeddings=list(vecs),
             n_results=k + _TIE_MARGIN,
-            where=dict(where) if where else None,
+            where=where_clause(filters),
             include=["distances"],
         )
         out = []

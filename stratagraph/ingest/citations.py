@@ -12,31 +12,54 @@ loaded documents and their heading trees; building the ``CITES`` / ``REFERS_TO``
   and :func:`resolve_marker` maps one to the entries of the reference list;
 * :func:`find_section_refs` finds "see Section 3.2" / "Chapter 4" / "Appendix A" and
   :func:`resolve_section_ref` maps one to a section of the same document (§4.2.2 explicit cross-reference);
-* :class:`TitleIndex` matches a reference's title to a document of the corpus (``CITES`` Document ->
-  Document, and Chunk -> Document for the chunk holding a marker), and, through :meth:`TitleIndex.lookup`,
-  an entity name to the document or section whose title names it (``DESCRIBED_BY``). Both use
-  :func:`normalize_title`.
+* :class:`ReferenceIndex` matches a reference's title to a document of the corpus (``CITES`` Document ->
+  Document, and Chunk -> Document for the chunk holding a marker), and, through the
+  :meth:`~stratagraph.text.titles.TitleIndex.lookup` it inherits, an entity name to the document or
+  section whose title names it (``DESCRIBED_BY``). Both use :func:`~stratagraph.text.titles.normalize_title`.
+
+Title normalisation (:func:`fold`, :func:`normalize_title`, :func:`title_key`, :func:`surname_of`) and the
+page-title index live in :mod:`stratagraph.text.titles`, which retrieval shares; they are re-exported here.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
 from stratagraph.schema import Block, Outline, SourceDocument
+from stratagraph.text.titles import (
+    _APOSTROPHES_RE,
+    _NAME_SUFFIXES,
+    _NON_ALNUM_RE,
+    _PARTICLES,
+    _YEAR_RE,
+    _YEAR_TOKEN,
+    GENERIC_SECTION_DOCS,
+    STRUCTURAL_HEADINGS,
+    TitleIndex,
+    TitleMatch,
+    _discard,
+    _Indexed,
+    _is_initials,
+    _strip_accents,
+    _strip_heading_number,
+    fold,
+    normalize_title,
+    surname_of,
+    title_key,
+)
 
 __all__ = [
     "Reference",
     "Marker",
     "SectionRef",
     "TitleMatch",
-    "TitleIndex",
+    "ReferenceIndex",
     "REFERENCE_SECTION_TITLES",
     "STRUCTURAL_HEADINGS",
     "JACCARD_THRESHOLD",
@@ -48,6 +71,7 @@ __all__ = [
     "resolve_marker",
     "find_section_refs",
     "resolve_section_ref",
+    "fold",
     "normalize_title",
     "title_key",
     "surname_of",
@@ -110,60 +134,9 @@ class SectionRef(BaseModel):
     text: str
 
 
-class TitleMatch(BaseModel):
-    """A document or section whose normalised title equals a looked-up name (:meth:`TitleIndex.lookup`).
-
-    ``generic`` marks a one-word structural title ("Introduction", or a one-word section title that three
-    or more documents share): callers drop such matches instead of treating them as an entity's page.
-    """
-
-    node_id: str
-    doc_id: str
-    kind: Literal["document", "section"]
-    title: str
-    generic: bool
-
-
 # --------------------------------------------------------------------------------------------------
-# Text helpers
+# Text helpers (title normalisation and surnames: stratagraph.text.titles)
 # --------------------------------------------------------------------------------------------------
-
-# Letters that NFKD does not decompose into a base letter plus a combining mark.
-_EXTRA_FOLD = str.maketrans(
-    {
-        "ø": "o",
-        "Ø": "O",
-        "æ": "ae",
-        "Æ": "AE",
-        "œ": "oe",
-        "Œ": "OE",
-        "ł": "l",
-        "Ł": "L",
-        "đ": "d",
-        "Đ": "D",
-        "ð": "d",
-        "Ð": "D",
-        "þ": "th",
-        "Þ": "Th",
-        "ı": "i",
-        "ß": "ss",
-    }
-)
-_APOSTROPHES_RE = re.compile(r"['’ʼ`´]")
-_NON_ALNUM_RE = re.compile(r"[\W_]+")
-_TRAILING_PAREN_RE = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")
-_ARTICLES = ("the ", "a ", "an ")
-
-
-def _strip_accents(text: str) -> str:
-    """NFKD without combining marks, plus the few letters NFKD leaves alone ("ø", "ł", "ß")."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).translate(_EXTRA_FOLD)
-
-
-def fold(text: str) -> str:
-    """Case- and accent-insensitive spelling (shared with entity resolution)."""
-    return _strip_accents(text).casefold()
 
 
 def _name_key(name: str) -> str:
@@ -171,78 +144,12 @@ def _name_key(name: str) -> str:
     return _NON_ALNUM_RE.sub("", _APOSTROPHES_RE.sub("", fold(name)))
 
 
-def normalize_title(s: str) -> str:
-    """The comparison form of a title, shared by reference matching and entity pages.
-
-    Accents stripped (NFKD) and case folded; one trailing parenthetical or bracketed qualifier dropped
-    ("Taken (film)" -> "taken") unless it is the whole title; apostrophes removed ("Children's" ->
-    "childrens"); every other run of punctuation or whitespace collapsed to one space; a leading article
-    "the" / "a" / "an" dropped ("The Matrix" -> "matrix") unless it is the whole title.
-    """
-    text = fold(s)
-    without = _TRAILING_PAREN_RE.sub("", text)
-    if _NON_ALNUM_RE.sub("", without):
-        text = without
-    text = _APOSTROPHES_RE.sub("", text)
-    text = " ".join(_NON_ALNUM_RE.sub(" ", text).split())
-    for article in _ARTICLES:
-        if text.startswith(article) and len(text) > len(article):
-            text = text[len(article) :]
-            break
-    return text
-
-
-def title_key(title: str, kind: Literal["document", "section"]) -> str:
-    """The form under which :class:`TitleIndex` stores a title: :func:`normalize_title`, after removing a
-    section's heading number ("2.1 Public Safety" -> "public safety", "Chapter 4: Results" -> "results");
-    document titles are normalised as they are. Callers comparing page titles with entity names use this so
-    that both sides agree with :meth:`TitleIndex.lookup`."""
-    return normalize_title(_strip_heading_number(title) if kind == "section" else title)
-
-
-_YEAR = r"(?:1[5-9]|20)\d\d"
-_YEAR_TOKEN = rf"{_YEAR}[a-z]?"
-_YEAR_RE = re.compile(rf"(?<![\w\-–])({_YEAR_TOKEN})(?![\w\-–])")
 _PAREN_YEAR_RE = re.compile(rf"\(\s*({_YEAR_TOKEN})\s*\)")
-
-# Words that may start a surname without a capital ("van Beethoven", "de la Cruz").
-_PARTICLES = frozenset(
-    {"van", "von", "de", "der", "den", "da", "di", "du", "del", "della", "la", "le", "ter", "ten", "dos", "das", "op"}
-)
-_NAME_SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
-_INITIALS_RE = re.compile(r"^(?:[A-Z]\.?[\s\-]?){1,4}$")
 _NAME_WORD_RE = re.compile(r"^[^\W\d_][\w'’\-]*\.?$")
-
-
-def _is_initials(token: str) -> bool:
-    """"N.", "N. A.", "P.-J.", "AN" (Vancouver style): initials rather than a name."""
-    return bool(_INITIALS_RE.match(_strip_accents(token.strip())))
 
 
 def _is_capitalised(word: str) -> bool:
     return bool(word) and word[0].isupper()
-
-
-def surname_of(name: str) -> str:
-    """The surname of one written name: "Adaeze Okafor" -> "Okafor", "Okafor N" / "Okafor, N." -> "Okafor",
-    "J. R. R. Tolkien" -> "Tolkien", "Ludwig van Beethoven" -> "van Beethoven", "Smith Jr." -> "Smith"."""
-    if "," in name:
-        head = name.split(",", 1)[0].strip()
-        if head:
-            return surname_of(head)
-    words = [w for w in name.split() if w]
-    while len(words) > 1 and words[-1].casefold() in _NAME_SUFFIXES:
-        words.pop()
-    while len(words) > 1 and _is_initials(words[-1]):
-        words.pop()
-    while len(words) > 1 and _is_initials(words[0]):
-        words.pop(0)
-    if not words:
-        return name.strip()
-    i = len(words) - 1
-    while i > 0 and words[i - 1].casefold() in _PARTICLES:
-        i -= 1
-    return " ".join(words[i:]).strip(".,;:")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -264,18 +171,6 @@ REFERENCE_SECTION_TITLES: frozenset[str] = frozenset(
         "citations",
     }
 )
-_HEADING_NUMBER_RE = re.compile(
-    r"^\s*(?:(?:\d+(?:\.\d+)*\.?|[IVXLCDMivxlcdm]+[.)]|[A-Za-z][.)])\s+"
-    r"|(?:part|chapter|section|appendix)\s+(?:\d+(?:\.\d+)*|[IVXLCDM]+|[A-Z])\s*[.:)\-–—]?\s+)",
-    re.IGNORECASE,
-)
-
-
-def _strip_heading_number(title: str) -> str:
-    """"7. References" -> "References", "1.1 Public Safety" -> "Public Safety", "Chapter 4: Stuff" -> "Stuff";
-    a title that is nothing but a number is kept."""
-    stripped = _HEADING_NUMBER_RE.sub("", title, count=1)
-    return stripped if stripped.strip() else title
 
 
 def _is_reference_title(title: str) -> bool:
@@ -952,146 +847,53 @@ def resolve_section_ref(ref: SectionRef, outline: Outline) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------------
-# Title index: references -> documents, entity names -> their pages
+# Reference index: references -> documents
 # --------------------------------------------------------------------------------------------------
 
 #: Token-set Jaccard similarity from which a reference title matches a document title.
 JACCARD_THRESHOLD = 0.8
-#: A one-word section title shared by this many documents is a structural heading, not an entity's page.
-GENERIC_SECTION_DOCS = 3
-#: One-word headings that structure documents ("Introduction") rather than name an entity (normalised).
-STRUCTURAL_HEADINGS: frozenset[str] = frozenset(
-    """introduction intro overview summary background results result discussion conclusion conclusions
-    method methods methodology materials references reference bibliography appendix appendices preamble
-    abstract contents toc notes footnotes endnotes acknowledgements acknowledgments acknowledgement preface
-    foreword afterword prologue epilogue index glossary evaluation experiments experiment limitations
-    analysis findings recommendations objectives scope purpose definitions terminology synopsis outline
-    sources citations contributions implementation miscellaneous errata
-    """.split()
-)
 _MIN_RAW_TITLE_TOKENS = 4
 _MAX_RAW_TITLE_TOKENS = 40
 
 
-@dataclass(slots=True)
-class _Indexed:
-    node_id: str
-    title: str
-    norm: str
-    tokens: frozenset[str]
-    doc_id: str
-    kind: Literal["document", "section"]
-    year: str | None
-    first_author: str | None
+class ReferenceIndex(TitleIndex):
+    """A :class:`~stratagraph.text.titles.TitleIndex` that also matches reference titles to documents
+    (``CITES``, CG-RAG §4.2), on top of matching entity names to their own pages (``DESCRIBED_BY``).
 
-
-def _year_of(value: Any) -> str | None:
-    if value is None:
-        return None
-    m = _YEAR_RE.search(str(value))
-    return m.group(1)[:4] if m else None
-
-
-def _title_year(title: str) -> str | None:
-    """A year in a title's trailing qualifier: "Taken (2008 film)" -> "2008"."""
-    m = re.search(r"[(\[]([^()\[\]]*)[)\]]\s*$", title)
-    return _year_of(m.group(1)) if m else None
-
-
-class TitleIndex:
-    """Normalised titles of documents and sections, for matching reference titles to documents
-    (``CITES``, CG-RAG §4.2) and entity names to their own pages (``DESCRIBED_BY``).
-
-    Built incrementally with :meth:`add` (or from ``(node_id, title, doc_id, kind)`` tuples); every
-    structure is a dict or set keyed by normalised title or token, so building is O(total title length)
-    and a lookup costs a few dict probes. Section titles lose their heading number first ("2.1 Public
-    Safety" -> "Public Safety"); document titles are taken as they are.
+    Document titles are further indexed by token (a posting list per token) and by token count, so a
+    reference is matched with a few dict probes (:meth:`match_reference`).
     """
 
     def __init__(self, entries: Iterable[tuple[str, str, str, str]] = ()) -> None:
-        self._entries: dict[str, _Indexed] = {}
-        self._by_norm: dict[str, list[str]] = {}  # all kinds
         self._doc_by_norm: dict[str, list[str]] = {}  # documents only
         self._postings: dict[str, set[str]] = {}  # token -> document node ids
         self._doc_lengths: dict[int, int] = {}  # token count of document titles -> how many
-        self._section_docs: dict[str, dict[str, int]] = {}  # one-word section title -> doc id -> count
-        for node_id, title, doc_id, kind in entries:
-            self.add(node_id, title, doc_id, kind)  # type: ignore[arg-type]
+        super().__init__(entries)
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __contains__(self, node_id: object) -> bool:
-        return node_id in self._entries
-
-    def add(
-        self,
-        node_id: str,
-        title: str,
-        doc_id: str,
-        kind: Literal["document", "section"],
-        *,
-        year: str | int | None = None,
-        authors: Sequence[str] | None = None,
-    ) -> None:
-        """Index ``title`` for ``node_id`` (re-adding a node id replaces its entry). ``year`` and ``authors``
-        (written names or surnames, first author first) are document metadata used to break ties between
-        documents with the same title; without ``year`` a year in the title's trailing qualifier is used."""
-        if kind not in ("document", "section"):
-            raise ValueError(f"kind must be 'document' or 'section', not {kind!r}")
-        if node_id in self._entries:
-            self.remove(node_id)
-        norm = title_key(title, kind)
-        if not norm:
+    def _indexed(self, entry: _Indexed) -> None:
+        if entry.kind != "document":
             return
-        first_author = surname_of(authors[0]) if authors else None
-        entry = _Indexed(
-            node_id=node_id,
-            title=title,
-            norm=norm,
-            tokens=frozenset(norm.split()),
-            doc_id=doc_id,
-            kind=kind,
-            year=_year_of(year) or _title_year(title),
-            first_author=first_author or None,
-        )
-        self._entries[node_id] = entry
-        self._by_norm.setdefault(norm, []).append(node_id)
-        if kind == "document":
-            self._doc_by_norm.setdefault(norm, []).append(node_id)
-            for token in entry.tokens:
-                self._postings.setdefault(token, set()).add(node_id)
-            n = len(norm.split())
-            self._doc_lengths[n] = self._doc_lengths.get(n, 0) + 1
-        elif len(entry.tokens) == 1:
-            docs = self._section_docs.setdefault(norm, {})
-            docs[doc_id] = docs.get(doc_id, 0) + 1
+        self._doc_by_norm.setdefault(entry.norm, []).append(entry.node_id)
+        for token in entry.tokens:
+            self._postings.setdefault(token, set()).add(entry.node_id)
+        n = len(entry.norm.split())
+        self._doc_lengths[n] = self._doc_lengths.get(n, 0) + 1
 
-    def remove(self, node_id: str) -> None:
-        """Forget ``node_id`` (no error when it is not indexed)."""
-        entry = self._entries.pop(node_id, None)
-        if entry is None:
+    def _forgotten(self, entry: _Indexed) -> None:
+        if entry.kind != "document":
             return
-        _discard(self._by_norm, entry.norm, node_id)
-        if entry.kind == "document":
-            _discard(self._doc_by_norm, entry.norm, node_id)
-            for token in entry.tokens:
-                posting = self._postings.get(token)
-                if posting is not None:
-                    posting.discard(node_id)
-                    if not posting:
-                        del self._postings[token]
-            n = len(entry.norm.split())
-            self._doc_lengths[n] -= 1
-            if not self._doc_lengths[n]:
-                del self._doc_lengths[n]
-        elif len(entry.tokens) == 1:
-            docs = self._section_docs.get(entry.norm, {})
-            docs[entry.doc_id] = docs.get(entry.doc_id, 1) - 1
-            if docs.get(entry.doc_id, 0) <= 0:
-                docs.pop(entry.doc_id, None)
-            if not docs:
-                self._section_docs.pop(entry.norm, None)
+        _discard(self._doc_by_norm, entry.norm, entry.node_id)
+        for token in entry.tokens:
+            posting = self._postings.get(token)
+            if posting is not None:
+                posting.discard(entry.node_id)
+                if not posting:
+                    del self._postings[token]
+        n = len(entry.norm.split())
+        self._doc_lengths[n] -= 1
+        if not self._doc_lengths[n]:
+            del self._doc_lengths[n]
+
 
     # -- references -> documents -------------------------------------------------------------------
 
@@ -1200,53 +1002,3 @@ class TitleIndex:
         best_score = max(s for _, s, _ in kept)
         top = [e for _, s, e in kept if s >= best_score - 1e-9]
         return top[0].node_id if len(top) == 1 else None
-
-    # -- entity names -> pages ---------------------------------------------------------------------
-
-    def is_generic(self, title: str) -> bool:
-        """Whether a title is a structural heading rather than a name: one normalised word that is a
-        structural heading word (:data:`STRUCTURAL_HEADINGS`) or a section title shared by at least
-        :data:`GENERIC_SECTION_DOCS` documents of the index."""
-        return self._generic_norm(title_key(title, "section"), "section")
-
-    def _generic_norm(self, norm: str, kind: str) -> bool:
-        if not norm or " " in norm:
-            return False
-        if norm in STRUCTURAL_HEADINGS:
-            return True
-        return kind == "section" and len(self._section_docs.get(norm, {})) >= GENERIC_SECTION_DOCS
-
-    def lookup(self, name: str) -> list[TitleMatch]:
-        """Documents and sections whose normalised title equals ``normalize_title(name)`` (the entity's own
-        page, ``DESCRIBED_BY``): "Taken" finds "Taken (film)" and "taken", "Émile Zola" finds "Emile Zola".
-        Documents come first, then sections, each in the order added. A one-word match is ``generic`` when
-        the word is a structural heading word, and, for a section, also when at least
-        :data:`GENERIC_SECTION_DOCS` documents have a section with that title (a document whose whole title
-        is such a word, "Paris", stays a page)."""
-        norm = normalize_title(name)
-        if not norm:
-            return []
-        entries = [self._entries[i] for i in self._by_norm.get(norm, ())]
-        entries.sort(key=lambda e: e.kind != "document")
-        return [
-            TitleMatch(
-                node_id=e.node_id,
-                doc_id=e.doc_id,
-                kind=e.kind,
-                title=e.title,
-                generic=self._generic_norm(e.norm, e.kind),
-            )
-            for e in entries
-        ]
-
-
-def _discard(index: dict[str, list[str]], key: str, node_id: str) -> None:
-    ids = index.get(key)
-    if ids is None:
-        return
-    try:
-        ids.remove(node_id)
-    except ValueError:
-        return
-    if not ids:
-        del index[key]

@@ -22,13 +22,17 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from stratagraph.ingest.citations import Reference, TitleIndex, normalize_title, title_key
+from stratagraph.ingest.citations import Reference, ReferenceIndex
 from stratagraph.ingest.similarity import ChunkTable, update_top_k
 from stratagraph.schema import Edge, EdgeType, Node, NodeLabel
-from stratagraph.services import Services
+from stratagraph.text.titles import TitleIndex, normalize_title, title_index, title_key
+
+if TYPE_CHECKING:  # only annotations: a runtime import closed services -> retrieval.base -> linking -> services
+    from stratagraph.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +53,7 @@ def link_documents(
     run = sorted(set(doc_ids))
     documents = {n.id: n for n in graph.nodes_by_label(NodeLabel.DOCUMENT)}
     sections = graph.nodes_by_label(NodeLabel.SECTION)
-    index = _title_index(documents.values(), sections)
+    index = title_index(_document_titles(documents.values()), _section_titles(sections), into=ReferenceIndex())
     edges: list[Edge] = []
     edges += citation_edges(svc, documents, index, set(run))
     edges += described_by_edges(svc, index, documents, sections, set(run), set(touched_entities))
@@ -63,31 +67,24 @@ def link_documents(
     graph.write_batch(nodes=nodes, edges=edges, delete_edges=stale)
 
 
+def _document_titles(documents: Iterable[Node]) -> Iterable[tuple[str, object, Mapping | None]]:
+    return ((d.id, d.props.get("title"), d.props.get("metadata")) for d in documents)
+
+
+def _section_titles(sections: Iterable[Node]) -> Iterable[tuple[str, object, str]]:
+    return ((s.id, s.props.get("title"), s.props.get("doc_id") or s.doc_ids[0]) for s in sections if s.props.get("title"))
+
+
 def _title_index(documents: Iterable[Node], sections: Iterable[Node]) -> TitleIndex:
-    index = TitleIndex()
-    for doc in documents:
-        meta = doc.props.get("metadata") or {}
-        year = meta.get("year")
-        authors = meta.get("authors")
-        index.add(
-            doc.id,
-            str(doc.props.get("title") or ""),
-            doc.id,
-            "document",
-            year=str(year) if year is not None else None,
-            authors=[str(a) for a in authors] if isinstance(authors, list) else None,
-        )
-    for sec in sections:
-        title = str(sec.props.get("title") or "")
-        if title:
-            index.add(sec.id, title, str(sec.props.get("doc_id") or sec.doc_ids[0]), "section")
-    return index
+    """The page-title index of document and section nodes. Only ``retrieval/base.py`` still calls this; it
+    goes once retrieval builds :func:`stratagraph.text.titles.title_index` from its own reads."""
+    return title_index(_document_titles(documents), _section_titles(sections))
 
 
 # ------------------------------------------------------------------------------------------ CITES
 
 
-def citation_edges(svc: Services, documents: Mapping[str, Node], index: TitleIndex, run: set[str]) -> list[Edge]:
+def citation_edges(svc: Services, documents: Mapping[str, Node], index: ReferenceIndex, run: set[str]) -> list[Edge]:
     """CITES edges of the run's documents' references, and of stored documents' references to the run's
     documents."""
     found: list[tuple[str, str, list[str]]] = []  # (citing doc, cited doc, citing chunk ids)
@@ -232,7 +229,7 @@ def reconcile_entity_vectors(svc: Services, entity_ids: Iterable[str]) -> None:
     rows: dict[str, dict] = {}
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
-        rows.update(vs.metadata(ENTITY_COLLECTION, {"entity_id": part[0]} if len(part) == 1 else {"entity_id": {"$in": part}}))
+        rows.update(vs.metadata(ENTITY_COLLECTION, {"entity_id": part}))
     gone = sorted(r for r in rows if r not in owner)
     if gone:
         vs.delete(ENTITY_COLLECTION, gone)

@@ -31,8 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from stratagraph.ingest.citations import fold
 from stratagraph.ingest.extractors.base import ChunkExtraction, ExtractedEntity
+from stratagraph.text.names import clean_name, entity_key  # shared with retrieval; importable from here too
+from stratagraph.text.titles import fold
 
 #: spaCy's named-entity labels: two different ones never merge
 STRONG_TYPES = frozenset(
@@ -46,10 +47,6 @@ COMPANY_FIELDS = ("company", "organization", "organisation", "issuer", "corporat
 _STOP = frozenset(
     "a an the of and or for in on at to by with from as is are was were be de la le du der die das".split()
 )
-_SUFFIX = re.compile(r"(?:,?\s+(?:inc|incorporated|corp|corporation|ltd|limited|llc|plc|co|gmbh|ag|sa|nv))+\.?$", re.I)
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
-_POSSESSIVE = re.compile(r"['’]s$", re.I)
-_NON_WORD = re.compile(r"[^\w]+")
 # a pointer into the document ("Section 2.4", "Table 3"), not a thing: never an entity
 _STRUCTURAL = re.compile(r"^(?:section|sections|chapter|appendix|table|figure|fig|part|page|pp?)(?:\s+(?:\d+|[ivxlc]+|[a-z]))+$")
 _GENERATION = frozenset({"jr", "sr", "junior", "senior", "ii", "iii", "iv", "elder", "younger"})
@@ -57,28 +54,6 @@ _COREF_NAMES = frozenset({"we", "us", "our", "ours", "ourselves", "the company",
 
 # "Long Name (ABBR)" and "ABBR (Long Name)"
 _PAREN = re.compile(r"((?:[A-Z][\w&.'’-]*\s+){0,7}[A-Z][\w&.'’-]*)\s+\(([^()]{1,80})\)")
-
-
-def clean_name(name: str) -> str:
-    """A mention without the unbalanced bracket a tagger's span can catch ("C (Okafor and Lindqvist"
-    -> "Okafor and Lindqvist"), trimmed."""
-    name = " ".join(name.split())
-    opened, closed = name.rfind("("), name.rfind(")")
-    if opened > closed:
-        name = name[opened + 1 :]
-    elif closed >= 0 and "(" not in name[:closed]:
-        name = name[:closed]
-    return name.strip()
-
-
-def entity_key(name: str) -> str:
-    """The normalised key of an entity name: '' when nothing is left."""
-    name = clean_name(name).strip("\"'“”‘’()[]{}.,;:")
-    name = _POSSESSIVE.sub("", name)
-    name = _ARTICLE.sub("", name)
-    stripped = _SUFFIX.sub("", name)
-    name = stripped if stripped.strip() else name
-    return " ".join(_NON_WORD.sub(" ", fold(name)).split())
 
 
 def entity_id(key: str) -> str:

@@ -678,9 +678,8 @@ def write_documents(
             vs.restore(snap)
         raise
     doc_ids = [item.doc.doc_id for item in items]
-    where = {"doc_id": doc_ids[0]} if len(doc_ids) == 1 else {"doc_id": {"$in": doc_ids}}
     for collection, attr, _ in DOCUMENT_COLLECTIONS:
         keep = {v.id for item in items for v in getattr(item, attr)}
-        stale = [i for i in vs.ids(collection, where=where) if i not in keep]
+        stale = [i for i in vs.ids(collection, {"doc_id": doc_ids}) if i not in keep]
         if stale:
             vs.delete(collection, stale)

@@ -169,7 +169,7 @@ def test_k_larger_than_collection_empty_collection_and_k_zero(vs: VectorStore) -
         vs.query("nope", "one")
 
 
-def test_metadata_cleaning_and_where_filters(vs: VectorStore) -> None:
+def test_metadata_cleaning_and_filters(vs: VectorStore) -> None:
     metas = [
         {"doc_id": "d1", "level": 1, "score": 0.5, "ok": True, "tags": ["b", "a"], "gone": None, "amount": Decimal("4.20")},
         {"doc_id": "d1", "level": 2, "extra": {"k": 1}},
@@ -177,16 +177,62 @@ def test_metadata_cleaning_and_where_filters(vs: VectorStore) -> None:
         {},
     ]
     vs.upsert("sections", ["s#1", "s#2", "s#3", "s#4"], ["alpha", "beta", "gamma", "delta"], metas)
-    assert vs.ids("sections", where={"doc_id": "d1"}) == ["s#1", "s#2"]
-    assert vs.ids("sections", where={"$and": [{"doc_id": "d1"}, {"level": 1}]}) == ["s#1"]
-    assert vs.ids("sections", where={"tags": '["b", "a"]'}) == ["s#1"]  # lists and dicts are stored as JSON
-    assert vs.ids("sections", where={"amount": "4.20"}) == ["s#1"]
-    assert vs.ids("sections", where={"ok": True}) == ["s#1"]
-    hits = vs.query("sections", "alpha", k=10, where={"level": 1})
+    assert vs.ids("sections", filters={"doc_id": "d1"}) == ["s#1", "s#2"]
+    assert vs.ids("sections", filters={"doc_id": "d1", "level": 1}) == ["s#1"]
+    assert vs.ids("sections", filters={"tags": '["b", "a"]'}) == ["s#1"]  # lists and dicts are stored as JSON
+    assert vs.ids("sections", filters={"amount": "4.20"}) == ["s#1"]
+    assert vs.ids("sections", filters={"ok": True}) == ["s#1"]
+    hits = vs.query("sections", "alpha", k=10, filters={"level": 1})
     assert {h.id for h in hits} == {"s#1", "s#3"} and hits[0].id == "s#1"
-    assert vs.ids("sections", where={"doc_id": "none"}) == []
+    assert vs.ids("sections", filters={"doc_id": "none"}) == []
     with pytest.raises(ValueError):
         vs.delete_where("sections", {})
+
+
+def test_filter_translation() -> None:
+    where = VectorStore.where_clause
+    assert where(None) is None and where({}) is None
+    assert where({"doc_id": "a"}) == {"doc_id": "a"}
+    assert where({"doc_id": ["a"]}) == {"doc_id": "a"}  # one value: an equality
+    assert where({"year": ["2024", 2024]}) == {"$or": [{"year": "2024"}, {"year": 2024}]}  # not $in: mixed types
+    assert where({"year": ("2024", 2024)}) == where({"year": ["2024", 2024]})
+    assert where({"year": {2024, "2024"}}) == {"$or": [{"year": 2024}, {"year": "2024"}]}  # a set in a fixed order
+    assert where({"level": np.int64(2)}) == {"level": 2}
+    assert where({"level": 1, "doc_id": ["a", "b"]}) == {  # several keys: all of them, in key order
+        "$and": [{"$or": [{"doc_id": "a"}, {"doc_id": "b"}]}, {"level": 1}]
+    }
+    # Chroma syntax passes through unchanged (retrieval/base.py's chroma_where, until retrieval passes plain dicts)
+    chroma = {"$and": [{"doc_id": "a"}, {"$or": [{"year": "2024"}, {"year": 2024}]}]}
+    assert where(chroma) == chroma
+    with pytest.raises(ValueError, match="matches nothing"):
+        where({"doc_id": []})
+    with pytest.raises(TypeError, match="not a string, number or bool"):
+        where({"doc_id": {"$in": ["a", "b"]}})  # an operator below the top level is not a plain filter
+    with pytest.raises(TypeError):
+        where({"doc_id": None})
+
+
+def test_plain_filters_on_every_method(vs: VectorStore) -> None:
+    metas = [{"doc_id": "a", "year": 2024}, {"doc_id": "a", "year": "2024"}, {"doc_id": "b", "year": 2023}, {"doc_id": "c"}]
+    vs.upsert("facts", ["f1", "f2", "f3", "f4"], None, metas, embeddings=np.vstack([_unit(i) for i in range(4)]))
+    assert vs.ids("facts", {"year": ["2024", 2024]}) == ["f1", "f2"]  # a list mixing types: any of them
+    assert vs.ids("facts", {"doc_id": ("a", "b"), "year": 2024}) == ["f1"]  # several keys: all of them
+    assert vs.ids("facts", {"doc_id": {"b", "c"}}) == ["f3", "f4"]
+    assert vs.ids("facts", {"doc_id": ["c"]}) == ["f4"]
+    assert sorted(vs.metadata("facts", {"doc_id": ["b", "c"]})) == ["f3", "f4"]
+    assert vs.metadata("facts", {"year": 2023}) == {"f3": {"doc_id": "b", "year": 2023}}
+    assert sorted(vs.metadata("facts", None)) == ["f1", "f2", "f3", "f4"]
+    hits = vs.query("facts", embedding=_unit(3), k=4, filters={"doc_id": ["a", "c"]})
+    assert [h.id for h in hits] == ["f4", "f1", "f2"]
+    many = vs.query_many("facts", np.vstack([_unit(0), _unit(2)]), k=2, filters={"year": [2023, "2024"]})
+    assert [[h.id for h in hits] for hits in many] == [["f2", "f3"], ["f3", "f2"]]
+    with pytest.warns(DeprecationWarning, match="filters="):  # the alias retrieval/ and tools/ still use
+        old = vs.query("facts", embedding=_unit(0), k=4, where={"$or": [{"year": "2024"}, {"year": 2024}]})
+    assert [h.id for h in old] == ["f1", "f2"]
+    with pytest.raises(TypeError, match="not both"), pytest.warns(DeprecationWarning):
+        vs.query("facts", embedding=_unit(0), filters={"doc_id": "a"}, where={"doc_id": "a"})
+    vs.delete_where("facts", {"doc_id": ["a", "c"]})
+    assert vs.ids("facts") == ["f3"]
 
 
 def test_upsert_replaces_last_duplicate_wins_and_lengths_checked(vs: VectorStore) -> None:
@@ -269,7 +315,7 @@ def test_two_processes_write_concurrently(tmp_path: Path) -> None:
     try:
         assert reader.count("chunks") == 2 * n + 1
         assert len(reader.query("chunks", embedding=np.ones(384), k=10_000)) == 2 * n + 1
-        assert len(reader.ids("chunks", where={"doc_id": "A"})) == n
+        assert len(reader.ids("chunks", filters={"doc_id": "A"})) == n
     finally:
         reader.close()
     with VectorStore(_settings(home)) as fresh:
@@ -350,7 +396,7 @@ def test_http_client_against_real_chroma_server(tmp_path: Path, chroma_server: t
     vs.upsert("chunks", list(DOCS), list(DOCS.values()), [{"doc_id": "d"}] * 4)
     assert vs.count("chunks") == 4
     assert vs.query("chunks", "capital of France", k=2)[0].id == "doc.md#1#0"
-    assert vs.ids("chunks", where={"doc_id": "d"}) == sorted(DOCS)
+    assert vs.ids("chunks", filters={"doc_id": "d"}) == sorted(DOCS)
     vs.delete("chunks", ["a/b:c"])
     assert vs.count("chunks") == 3
     with VectorStore(_settings(tmp_path / "other", chroma_url=url)) as again:

@@ -16,8 +16,8 @@ from stratagraph.ingest.citations import (
     JACCARD_THRESHOLD,
     Marker,
     Reference,
+    ReferenceIndex,
     SectionRef,
-    TitleIndex,
     find_markers,
     find_section_refs,
     normalize_title,
@@ -73,8 +73,8 @@ def research(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Source
 
 
 @pytest.fixture(scope="module")
-def corpus_index(research: dict[str, tuple[SourceDocument, Outline]]) -> TitleIndex:
-    index = TitleIndex()
+def corpus_index(research: dict[str, tuple[SourceDocument, Outline]]) -> ReferenceIndex:
+    index = ReferenceIndex()
     for doc, outline in research.values():
         meta = doc.metadata
         index.add(doc.doc_id, doc.title, doc.doc_id, "document", year=meta.get("year"), authors=meta.get("authors"))
@@ -200,14 +200,14 @@ def test_references_of_each_example(research, doc_id: str) -> None:
 
 
 @pytest.mark.parametrize("doc_id", [A, B, C, D, E])
-def test_references_resolve_to_example_documents(research, corpus_index: TitleIndex, doc_id: str) -> None:
+def test_references_resolve_to_example_documents(research, corpus_index: ReferenceIndex, doc_id: str) -> None:
     doc, outline = research[doc_id]
     refs = parse_references(doc, outline)
     got = {r.key: corpus_index.match_reference(r, exclude_doc=doc.doc_id) for r in refs}
     assert got == EXPECTED_TARGETS[doc_id]
 
 
-def test_papers_outside_the_corpus_resolve_to_none(research, corpus_index: TitleIndex) -> None:
+def test_papers_outside_the_corpus_resolve_to_none(research, corpus_index: ReferenceIndex) -> None:
     outside = [
         r
         for doc, outline in research.values()
@@ -231,7 +231,7 @@ def test_markers_of_each_example_resolve(research, doc_id: str) -> None:
     assert got == EXPECTED_MARKERS[doc_id]
 
 
-def test_author_year_marker_to_corpus_document(research, corpus_index: TitleIndex) -> None:
+def test_author_year_marker_to_corpus_document(research, corpus_index: ReferenceIndex) -> None:
     """The chain an integrator runs: marker -> reference entry -> cited document."""
     doc, outline = research[E]
     refs = parse_references(doc, outline)
@@ -251,7 +251,7 @@ def test_reference_list_labels_are_not_citations_in_the_text(research) -> None:
     assert [m.text for t in ref_blocks for m in find_markers(t)] == ["[1]", "[2]"]
 
 
-def test_self_citation_is_excluded(research, corpus_index: TitleIndex) -> None:
+def test_self_citation_is_excluded(research, corpus_index: ReferenceIndex) -> None:
     doc, _ = research[A]
     own = Reference(authors=["Okafor", "Lindqvist"], year="2019", title=doc.title, raw=doc.title)
     assert corpus_index.match_reference(own) == A
@@ -798,14 +798,14 @@ def test_title_key(title: str, kind: str, key: str) -> None:
 
 def test_section_numbers_do_not_hide_a_page(budget) -> None:
     doc, outline = budget
-    index = TitleIndex((s.id, s.title, doc.doc_id, "section") for s in outline.sections)
+    index = ReferenceIndex((s.id, s.title, doc.doc_id, "section") for s in outline.sections)
     (match,) = index.lookup("Public Safety")
     assert match.node_id == next(s.id for s in outline.sections if s.path == "1.1") and not match.generic
     assert [m.kind for m in index.lookup("Fire Department")] == ["section"]
 
 
 def test_lookup_matches_normalised_titles() -> None:
-    index = TitleIndex(
+    index = ReferenceIndex(
         [
             ("doc:taken", "Taken (film)", "doc:taken", "document"),
             ("doc:other", "Other", "doc:other", "document"),
@@ -825,7 +825,7 @@ def test_lookup_matches_normalised_titles() -> None:
 
 
 def test_generic_one_word_titles() -> None:
-    index = TitleIndex()
+    index = ReferenceIndex()
     for i in range(GENERIC_SECTION_DOCS):
         index.add(f"d{i}::s1", "1. Introduction", f"d{i}", "section")
         index.add(f"d{i}::s2", "History", f"d{i}", "section")
@@ -851,7 +851,7 @@ def test_generic_one_word_titles() -> None:
 
 
 def test_jaccard_near_match() -> None:
-    index = TitleIndex([("green", "Cooling the City - Green Roofs", "green", "document")])
+    index = ReferenceIndex([("green", "Cooling the City - Green Roofs", "green", "document")])
     same = ref(None, [], None, title="Cooling the city: green roofs")
     near = ref(None, [], None, title="Cooling the City with Green Roofs")  # 5/6 tokens shared
     far = ref(None, [], None, title="Cooling the City with Blue Roofs")  # 4/7
@@ -862,7 +862,7 @@ def test_jaccard_near_match() -> None:
 
 
 def test_ties_broken_by_year_or_first_author_else_none() -> None:
-    index = TitleIndex()
+    index = ReferenceIndex()
     index.add("heat19", "Urban Heat Islands", "heat19", "document", year=2019, authors=["Adaeze Okafor"])
     index.add("heat21", "Urban Heat Islands", "heat21", "document", year="2021", authors=["Li Chen"])
     assert index.match_reference(ref(None, [], "2021", title="Urban heat islands")) == "heat21"
@@ -873,7 +873,7 @@ def test_ties_broken_by_year_or_first_author_else_none() -> None:
 
 
 def test_tie_broken_by_year_in_the_title() -> None:
-    index = TitleIndex(
+    index = ReferenceIndex(
         [("t08", "Taken (2008 film)", "t08", "document"), ("t17", "Taken (2017 TV series)", "t17", "document")]
     )
     assert index.match_reference(ref(None, [], "2008", title="Taken")) == "t08"
@@ -881,14 +881,14 @@ def test_tie_broken_by_year_in_the_title() -> None:
 
 
 def test_title_found_inside_an_unparsed_entry() -> None:
-    index = TitleIndex([("a", TITLE_A, "a", "document"), ("short", "Heat", "short", "document")])
+    index = ReferenceIndex([("a", TITLE_A, "a", "document"), ("short", "Heat", "short", "document")])
     garbled = ref(None, [], None, title="", raw=f"[4] okafor/lindqvist -- {TITLE_A.lower()} -- 2019")
     assert index.match_reference(garbled) == "a"
     assert index.match_reference(ref(None, [], None, title="", raw="Heat, 2019")) is None  # too short to trust
 
 
 def test_sections_never_match_references_and_readd_replaces() -> None:
-    index = TitleIndex([("doc", "Paper", "doc", "document"), ("doc::s1", "Urban Heat Islands", "doc", "section")])
+    index = ReferenceIndex([("doc", "Paper", "doc", "document"), ("doc::s1", "Urban Heat Islands", "doc", "section")])
     assert index.match_reference(ref(None, [], None, title="Urban Heat Islands")) is None
     index.add("doc", "Urban Heat Islands", "doc", "document")
     assert index.match_reference(ref(None, [], None, title="Urban Heat Islands")) == "doc"
@@ -903,7 +903,7 @@ def test_jaccard_candidates_agree_with_brute_force() -> None:
     rng = random.Random(7)
     vocab = [f"w{i}" for i in range(40)]
     titles = {f"d{i}": " ".join(rng.sample(vocab, rng.randint(2, 9))) for i in range(400)}
-    index = TitleIndex((d, t, d, "document") for d, t in titles.items())
+    index = ReferenceIndex((d, t, d, "document") for d, t in titles.items())
     token_sets = {d: set(t.split()) for d, t in titles.items()}
     checked = 0
     for d, t in itertools.islice(titles.items(), 150):

