@@ -11,8 +11,6 @@ is one, else ``pkg``. The rules:
 * ``stratagraph.text`` (helpers ingestion and retrieval share) imports nothing else of the package;
 * no import cycles among the package's modules (lazy imports included).
 
-Violations that other work removes are listed in ``KNOWN``: the rule test ignores them, and each has its
-own ``xfail(strict=True)`` test that fails (XPASS) the day the import goes, so its entry is deleted then.
 Run this file as a script to print the import graph's cycles and every violation.
 """
 
@@ -233,23 +231,6 @@ def rule_violations(found: tuple[Import, ...] | None = None) -> list[Import]:
     return out
 
 
-_NLP = "import NUMERIC_LABELS / load_nlp from stratagraph.text.nlp"
-_NAMES = "import entity_key from stratagraph.text.names"
-#: (importing module, imported module) -> what replaces the import. Each breaks a rule today and is fixed in
-#: retrieval/ or tools/ (being rewritten elsewhere): they switch to stratagraph.text.
-KNOWN: dict[tuple[str, str], str] = {
-    (f"{PACKAGE}.retrieval.base", f"{PACKAGE}.ingest.extractors.spacy_nlp"): f"RetrievalContext.nlp: {_NLP}",
-    (f"{PACKAGE}.retrieval.base", f"{PACKAGE}.ingest.linking"): (
-        "RetrievalContext.title_index: build stratagraph.text.titles.title_index((doc_id, title, metadata), "
-        "(section_id, title, doc_id)) instead of ingest.linking._title_index"
-    ),
-    (f"{PACKAGE}.retrieval.decompose", f"{PACKAGE}.ingest.extractors.spacy_nlp"): _NLP,
-    (f"{PACKAGE}.retrieval.query_linking", f"{PACKAGE}.ingest.extractors.spacy_nlp"): _NLP,
-    (f"{PACKAGE}.retrieval.query_linking", f"{PACKAGE}.ingest.resolution"): _NAMES,
-    (f"{PACKAGE}.tools.common", f"{PACKAGE}.ingest.resolution"): _NAMES,
-}
-
-
 def _fmt(items: list[Import]) -> str:
     return "\n".join(f"  {i}" for i in items)
 
@@ -265,17 +246,8 @@ def test_the_collector_sees_the_package() -> None:
 
 
 def test_layering_rules() -> None:
-    bad = [i for i in rule_violations() if (i.module, i.name) not in KNOWN]
+    bad = rule_violations()
     assert not bad, "layering violations (DESIGN.md 'Layout'):\n" + _fmt(bad)
-
-
-@pytest.mark.parametrize(
-    "edge",
-    [pytest.param(e, marks=pytest.mark.xfail(strict=True, reason=r), id=f"{e[0]}->{e[1]}") for e, r in KNOWN.items()],
-)
-def test_known_violation_is_gone(edge: tuple[str, str]) -> None:
-    left = [i for i in rule_violations() if (i.module, i.name) == edge]
-    assert not left, "still there:\n" + _fmt(left)
 
 
 def test_no_import_cycles() -> None:
@@ -332,11 +304,6 @@ def test_the_rules_can_fail() -> None:
 # ------------------------------------------------------------------------------------------ at run time
 
 #: why importing retrieval and tools still loads stratagraph.ingest ("" once nothing does)
-_RUNTIME_REASON = (
-    "stratagraph.tools imports the retrieval strategies; retrieval/query_linking.py and retrieval/decompose.py "
-    "import NUMERIC_LABELS from stratagraph.ingest.extractors.spacy_nlp at module level (which loads "
-    "ingest.extractors.base/workers and ingest.quantities); they switch to stratagraph.text.nlp"
-)
 
 
 def _loaded_ingest_modules() -> list[str]:
@@ -352,7 +319,6 @@ def _loaded_ingest_modules() -> list[str]:
     return proc.stdout.split()
 
 
-@pytest.mark.xfail(bool(_RUNTIME_REASON), strict=True, reason=_RUNTIME_REASON)
 def test_retrieval_and_tools_load_nothing_from_ingest() -> None:
     loaded = _loaded_ingest_modules()
     assert not loaded, f"importing stratagraph.retrieval and stratagraph.tools loaded {loaded}"

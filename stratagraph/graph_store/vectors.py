@@ -43,7 +43,6 @@ import json
 import math
 import threading
 import uuid
-import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -168,9 +167,7 @@ def where_clause(filters: Filters | None) -> dict[str, Any] | None:
     if not filters:
         return None
     if any(str(key).startswith("$") for key in filters):
-        # Already Chroma syntax: retrieval/base.py (chroma_where) still builds its own $or/$and clauses and
-        # passes them as ``where``. This pass-through goes once retrieval passes plain filter dicts.
-        return dict(filters)
+        raise TypeError(f"filters are plain key -> value(s) dicts, not Chroma syntax: {dict(filters)!r}")
     clauses: list[dict[str, Any]] = []
     for key in sorted(filters, key=str):
         value = filters[key]
@@ -559,17 +556,9 @@ class VectorStore:
         embedding: Sequence[float] | np.ndarray | None = None,
         k: int = 10,
         filters: Filters | None = None,
-        *,
-        where: Mapping[str, Any] | None = None,
     ) -> list[ScoredId]:
         """Nearest rows by cosine similarity (score = 1 - cosine distance), score desc then id asc, among the
-        rows matching ``filters`` (:data:`Filters`). ``where`` is a deprecated alias of ``filters``."""
-        if where is not None:
-            # retrieval/ and tools/ still call query(..., where=chroma_where(filters)); goes when they pass filters
-            warnings.warn("VectorStore.query(where=...) is deprecated; pass filters=", DeprecationWarning, stacklevel=2)
-            if filters is not None:
-                raise TypeError("query takes filters or where, not both")
-            filters = where
+        rows matching ``filters`` (:data:`Filters`)."""
         if (text is None) == (embedding is None):
             raise ValueError("query needs exactly one of text or embedding")
         col = self._col(collection)

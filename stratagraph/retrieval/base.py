@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from stratagraph.graph_store.base import GraphStore
     from stratagraph.graph_store.vectors import VectorStore
-    from stratagraph.ingest.citations import TitleIndex
+    from stratagraph.text.titles import TitleIndex
     from stratagraph.retrieval.bm25 import BM25Index
     from stratagraph.retrieval.index import GraphIndex
     from stratagraph.services import Services
@@ -172,15 +172,12 @@ def _filter_values(value: Any) -> list[Any]:
     return out
 
 
-def chroma_where(filters: Filters | None) -> dict[str, Any] | None:
-    """Chroma ``where`` clause for metadata filters (every key must match one of its spellings)."""
+def vector_filters(filters: Filters | None) -> dict[str, list[Any]] | None:
+    """Metadata filters as the vector store takes them: each key with every spelling its value may be
+    stored under ("2024" also as 2024), any of which matches."""
     if not filters:
         return None
-    clauses = []
-    for key, value in sorted(filters.items()):
-        values = _filter_values(value)
-        clauses.append({key: values[0]} if len(values) == 1 else {"$or": [{key: v} for v in values]})
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+    return {key: _filter_values(value) for key, value in sorted(filters.items())}
 
 
 def metadata_matches(meta: Mapping[str, Any], filters: Filters | None) -> bool:
@@ -266,7 +263,7 @@ class RetrievalContext:
 
     def nlp(self) -> Language:
         """The shared spaCy pipeline (loaded once per process)."""
-        from stratagraph.ingest.extractors.spacy_nlp import load_nlp
+        from stratagraph.text.nlp import load_nlp
 
         return load_nlp()
 
@@ -286,18 +283,13 @@ class RetrievalContext:
         """Normalised titles of every document and section (entity pages, query linking)."""
 
         def build() -> TitleIndex:
-            from stratagraph.ingest.linking import _title_index
+            from stratagraph.text.titles import title_index
 
             ix = self.index()
-            documents = [
-                Node.model_construct(id=d, label=NodeLabel.DOCUMENT, doc_ids=[d], props={"title": t, "metadata": m})
-                for d, t, m in zip(ix.documents.ids, ix.doc_title, ix.doc_metadata, strict=True)
-            ]
-            sections = [
-                Node.model_construct(id=s, label=NodeLabel.SECTION, doc_ids=[d], props={"title": t, "doc_id": d})
-                for s, t, d in zip(ix.sections.ids, ix.section_title, ix.section_doc, strict=True)
-            ]
-            return _title_index(documents, sections)
+            return title_index(
+                zip(ix.documents.ids, ix.doc_title, ix.doc_metadata, strict=True),
+                ((s, t, d) for s, t, d in zip(ix.sections.ids, ix.section_title, ix.section_doc, strict=True) if t),
+            )
 
         return self.cached("title_index", build)
 
@@ -314,7 +306,7 @@ class RetrievalContext:
         """Dense chunk ranking (cosine of the query and chunk vectors), metadata-filtered."""
         if k <= 0:
             return []
-        return self.vectors.query("chunks", embedding=self.query_vector(query), k=k, where=chroma_where(filters))
+        return self.vectors.query("chunks", embedding=self.query_vector(query), k=k, filters=vector_filters(filters))
 
     @staticmethod
     def _evidence(node: Any, doc: Any, doc_id: str, item: ScoredId | Scored, rank: int) -> Evidence:

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from stratagraph.ingest.extractors.spacy_nlp import NUMERIC_LABELS
+from stratagraph.text.nlp import NUMERIC_LABELS
 
 if TYPE_CHECKING:
     from spacy.language import Language

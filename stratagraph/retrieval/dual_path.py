@@ -48,10 +48,10 @@ from stratagraph.retrieval.base import (
     RetrievalContext,
     RetrievalResult,
     Scored,
-    chroma_where,
     chunk_doc_id,
     ranked,
     rrf,
+    vector_filters,
 )
 from stratagraph.retrieval.query_linking import LinkedEntity, link_query
 from stratagraph.schema import Node, NodeLabel
@@ -209,7 +209,7 @@ def relation_path(
     if k_relations <= 0:
         return []
     hits = ctx.vectors.query(
-        "facts", embedding=ctx.query_vector(query), k=k_relations * pool, where=chroma_where(filters)
+        "facts", embedding=ctx.query_vector(query), k=k_relations * pool, filters=vector_filters(filters)
     )
     allowed = ctx.allowed_docs(filters)
     ix = ctx.index()

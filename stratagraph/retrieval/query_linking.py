@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from stratagraph.ingest.extractors.spacy_nlp import NUMERIC_LABELS
+from stratagraph.text.nlp import NUMERIC_LABELS
 from stratagraph.retrieval.base import RetrievalContext
 from stratagraph.schema import NodeLabel
 
@@ -149,7 +149,7 @@ def link_query(
     """Entities and pages the question names (see the module docstring); ``top_k`` similar entities per
     mention at cosine >= ``min_score`` (None: the embedding model's entity-link floor,
     :func:`~stratagraph.retrieval.calibration.cosine_floors`)."""
-    from stratagraph.ingest.resolution import entity_key
+    from stratagraph.text.names import entity_key
     from stratagraph.retrieval.calibration import cosine_floors
 
     if min_score is None:

@@ -193,7 +193,7 @@ def compact(value: Any, limit: int = 300) -> str:
 
 
 def entity_key(name: str) -> str:
-    from stratagraph.ingest.resolution import entity_key as _key
+    from stratagraph.text.names import entity_key as _key
 
     return _key(name)
 

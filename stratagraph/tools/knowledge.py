@@ -20,7 +20,7 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field
 
 from stratagraph.retrieval import RetrievalContext, Scored
-from stratagraph.retrieval.base import Evidence, chroma_where
+from stratagraph.retrieval.base import Evidence, vector_filters
 from stratagraph.retrieval.dual_path import node_confidence
 from stratagraph.retrieval.hybrid import predicate_of
 from stratagraph.schema import Edge, EdgeType, Node, NodeLabel
@@ -195,7 +195,7 @@ def search_entities(ctx: RetrievalContext, args: SearchEntitiesArgs) -> ToolOutp
 
 def search_facts(ctx: RetrievalContext, args: SearchFactsArgs) -> ToolOutput:
     hits = ctx.vectors.query(
-        FACT_COLLECTION, embedding=ctx.query_vector(args.query), k=args.k, where=chroma_where(args.filters)
+        FACT_COLLECTION, embedding=ctx.query_vector(args.query), k=args.k, filters=vector_filters(args.filters)
     )
     details = fact_details(ctx, [h.id for h in hits])
     facts = [(details[h.id], h.score) for h in hits if h.id in details]

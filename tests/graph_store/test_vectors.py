@@ -201,9 +201,8 @@ def test_filter_translation() -> None:
     assert where({"level": 1, "doc_id": ["a", "b"]}) == {  # several keys: all of them, in key order
         "$and": [{"$or": [{"doc_id": "a"}, {"doc_id": "b"}]}, {"level": 1}]
     }
-    # Chroma syntax passes through unchanged (retrieval/base.py's chroma_where, until retrieval passes plain dicts)
-    chroma = {"$and": [{"doc_id": "a"}, {"$or": [{"year": "2024"}, {"year": 2024}]}]}
-    assert where(chroma) == chroma
+    with pytest.raises(TypeError, match="not Chroma syntax"):  # Chroma's own syntax stays inside vectors.py
+        where({"$and": [{"doc_id": "a"}, {"year": "2024"}]})
     with pytest.raises(ValueError, match="matches nothing"):
         where({"doc_id": []})
     with pytest.raises(TypeError, match="not a string, number or bool"):
@@ -226,11 +225,6 @@ def test_plain_filters_on_every_method(vs: VectorStore) -> None:
     assert [h.id for h in hits] == ["f4", "f1", "f2"]
     many = vs.query_many("facts", np.vstack([_unit(0), _unit(2)]), k=2, filters={"year": [2023, "2024"]})
     assert [[h.id for h in hits] for hits in many] == [["f2", "f3"], ["f3", "f2"]]
-    with pytest.warns(DeprecationWarning, match="filters="):  # the alias retrieval/ and tools/ still use
-        old = vs.query("facts", embedding=_unit(0), k=4, where={"$or": [{"year": "2024"}, {"year": 2024}]})
-    assert [h.id for h in old] == ["f1", "f2"]
-    with pytest.raises(TypeError, match="not both"), pytest.warns(DeprecationWarning):
-        vs.query("facts", embedding=_unit(0), filters={"doc_id": "a"}, where={"doc_id": "a"})
     vs.delete_where("facts", {"doc_id": ["a", "c"]})
     assert vs.ids("facts") == ["f3"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from stratagraph.retrieval import RetrievalError, retrieve, rrf
-from stratagraph.retrieval.base import chroma_where, parse_filters
+from stratagraph.retrieval.base import parse_filters, vector_filters
 from tests.retrieval.graph_builder import GraphBuilder
 
 
@@ -64,4 +64,4 @@ def test_unknown_strategy_empty_question_and_bad_filter_are_clear(ctx):
         retrieve(ctx, "vector", "   ")
     with pytest.raises(RetrievalError, match="key=value"):
         parse_filters(["year"])
-    assert chroma_where({"year": "2024"}) == {"$or": [{"year": "2024"}, {"year": 2024}]}
+    assert vector_filters({"year": "2024"}) == {"year": ["2024", 2024]}
