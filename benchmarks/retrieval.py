@@ -28,15 +28,21 @@ from pathlib import Path  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = "hotpotqa-100,musique-100,2wiki-101"
+OOD = ",".join(str(p) for p in sorted((REPO / "benchmarks" / "data").glob("*")) if (p / "questions.jsonl").is_file())
 
 
 def markdown(report: dict, ks: list[int]) -> str:
-    from stratagraph.eval.retrieval import table
+    from stratagraph.eval.retrieval import kind_table, table
+
+    def block(head: list, rows: list) -> list[str]:
+        return ["| " + " | ".join(str(c) for c in head) + " |", "|" + "---|" * len(head),
+                *("| " + " | ".join(str(c) for c in cells) + " |" for cells in rows)]
 
     head, rows = table(report, half_metrics=[f"recall@{max(ks)}"])
-    lines = [f"**{report['dataset']}** ({report['questions']} questions)", "", "| " + " | ".join(head) + " |",
-             "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(str(c) for c in cells) + " |" for cells in rows]
+    lines = [f"**{report['dataset']}** ({report['questions']} questions)", "", *block(head, rows)]
+    khead, krows = kind_table(report, f"recall@{max(ks)}")
+    if krows:
+        lines += ["", f"recall@{max(ks)} by kind of question:", "", *block(khead, krows)]
     return "\n".join(lines)
 
 
@@ -116,7 +122,9 @@ def main() -> int:
     from stratagraph.retrieval import STRATEGIES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", default=DATASETS)
+    parser.add_argument("--datasets", default=f"{DATASETS},{OOD}",
+                        help="dataset names under ../shared/data or folders (default: the three shared sets and "
+                             "our out-of-domain sets in benchmarks/data)")
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
     parser.add_argument("--k", default="2,5")
     parser.add_argument("--limit", type=int, default=None)

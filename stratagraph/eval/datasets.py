@@ -1,8 +1,14 @@
-"""Benchmark datasets (multi-hop QA with gold passages): where they are, how they load, and the cached store
-each corpus is ingested into. Only ``eval/`` reads gold titles, answers or dataset names.
+"""Benchmark datasets: where they are, how they load, and the cached store each corpus is ingested into.
+Only ``eval/`` reads gold titles, gold documents, answers or dataset names.
 
-A dataset is a folder with ``questions.jsonl`` (``id``, ``question``, ``answers``, ``gold_titles``) and
-``corpus.jsonl`` (``title``, ``text``; a passage is identified by its title), as in ``../shared/data``.
+A dataset is a folder in one of two layouts:
+
+* passages (``../shared/data``): ``corpus.jsonl`` (``title``, ``text``; a passage is identified by its title)
+  and ``questions.jsonl`` (``id``, ``question``, ``answers``, ``gold_titles``);
+* documents (``benchmarks/data``): ``docs/`` (files of any supported type, ingested with the dataset folder as
+  the base, so a document's id is its path there, ``docs/report.md``) and ``questions.jsonl`` (``id``,
+  ``question``, ``kind``, ``answers``, ``answer_type``, ``gold_docs`` as such paths, ``gold_sections`` as
+  heading text).
 """
 
 from __future__ import annotations
@@ -27,7 +33,16 @@ class Question(BaseModel):
     question: str
     answers: list[str] = Field(default_factory=list)
     gold_titles: list[str] = Field(default_factory=list)
+    gold_docs: list[str] = Field(default_factory=list)
+    gold_sections: list[str] = Field(default_factory=list)
     type: str | None = None
+    kind: str | None = None
+    answer_type: str | None = None
+
+    @property
+    def gold(self) -> list[str]:
+        """What a retrieved passage is matched against: gold document ids, else gold passage titles."""
+        return self.gold_docs or self.gold_titles
 
 
 class Dataset(BaseModel):
@@ -36,8 +51,13 @@ class Dataset(BaseModel):
     questions: list[Question]
 
     @property
+    def documents(self) -> bool:
+        """True for the documents layout (``docs/``), False for passages (``corpus.jsonl``)."""
+        return (self.path / "docs").is_dir() and not (self.path / "corpus.jsonl").is_file()
+
+    @property
     def corpus(self) -> Path:
-        return self.path / "corpus.jsonl"
+        return self.path / "docs" if self.documents else self.path / "corpus.jsonl"
 
 
 def data_dir() -> Path | None:
@@ -64,9 +84,10 @@ def resolve(name_or_path: str) -> Path:
 def load_dataset(name_or_path: str, limit: int | None = None) -> Dataset:
     path = resolve(name_or_path)
     qfile = path / "questions.jsonl"
-    for f in (qfile, path / "corpus.jsonl"):
-        if not f.is_file():
-            raise DatasetError(f"{f}: missing (a dataset folder holds questions.jsonl and corpus.jsonl)")
+    if not qfile.is_file():
+        raise DatasetError(f"{qfile}: missing (a dataset folder holds questions.jsonl)")
+    if not (path / "corpus.jsonl").is_file() and not (path / "docs").is_dir():
+        raise DatasetError(f"{path}: neither corpus.jsonl nor docs/ (the corpus of a dataset)")
     questions: list[Question] = []
     with qfile.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
@@ -84,10 +105,15 @@ def load_dataset(name_or_path: str, limit: int | None = None) -> Dataset:
 
 
 def corpus_hash(corpus: Path) -> str:
+    """The sha256 of a corpus file, or of a folder's files (their relative paths and contents, in order)."""
     digest = hashlib.sha256()
-    with corpus.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
+    files = sorted(p for p in corpus.rglob("*") if p.is_file()) if corpus.is_dir() else [corpus]
+    for f in files:
+        if corpus.is_dir():
+            digest.update(f.relative_to(corpus).as_posix().encode() + b"\0")
+        with f.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()
 
 

@@ -1,13 +1,20 @@
 """``stratagraph eval retrieval``: every named strategy over one dataset, side by side in one run.
 
-Metrics, in percent, over the top-k *distinct passages* (a passage is a document title here: the chunks a
-strategy returns are reduced to their documents' titles in rank order):
+Metrics, in percent, over the top-k *distinct passages* (a passage is a document: the chunks a strategy
+returns are reduced to their documents in rank order, by title for a passage set, by document id for a
+document set):
 
-* ``recall@k``: the share of a question's gold titles among the top-k titles, averaged (HippoRAG, KAG);
-* ``hit@k``: the share of questions with any gold title in the top k (CG-RAG);
+* ``recall@k``: the share of a question's gold documents among the top-k documents, averaged (HippoRAG, KAG);
+* ``chunk_recall@k`` (document sets): the share of a question's gold units covered by the top-k *chunks*
+  themselves (not the top-k documents): its gold sections when it names them (a chunk under a gold heading
+  covers it), else its gold documents;
+* ``hit@k``: the share of questions with any gold document in the top k (CG-RAG);
 * ``p50_ms`` / ``p95_ms``: wall time of one ``retrieve`` call, after one warm-up query per strategy (which
   builds the per-store caches; its time is ``first_query_ms``);
-* ``first_half`` / ``second_half``: the same metrics over each half of the questions, in file order.
+* ``first_half`` / ``second_half``: the same metrics over each half of the questions, in file order;
+* ``kinds`` (when questions have a ``kind``): the same metrics per kind of question.
+
+Questions without gold documents (unanswerable ones) are left out of retrieval metrics.
 """
 
 from __future__ import annotations
@@ -33,7 +40,8 @@ HITS = (1, 3)
 
 class QuestionRun(BaseModel):
     id: str
-    titles: list[str]  # distinct titles, best first (as many as the deepest k)
+    titles: list[str]  # distinct documents (titles or ids), best first (as many as the deepest k)
+    chunks: list[list[str]] = Field(default_factory=list)  # per top chunk: its document and heading path
     ms: float
 
 
@@ -65,13 +73,32 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[rank - 1]
 
 
+def _heading(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def chunk_recall_at(q: Question, chunks: Sequence[Sequence[str]], k: int) -> float:
+    """The share of ``q``'s gold sections (else gold documents) that one of its top-k chunks lies in."""
+    top = chunks[:k]
+    if q.gold_sections:
+        wanted = {_heading(s) for s in q.gold_sections}
+        covered = {w for c in top for w in wanted if w in {_heading(h) for h in c[1:]}}
+        return len(covered) / len(wanted)
+    docs = set(q.gold)
+    return len(docs & {c[0] for c in top}) / len(docs) if docs else 0.0
+
+
 def metrics(questions: Sequence[Question], runs: Sequence[QuestionRun], ks: Sequence[int]) -> dict[str, float]:
     out: dict[str, float] = {}
-    n = len(questions)
+    pairs = [(q, r) for q, r in zip(questions, runs, strict=True) if q.gold]
+    n = max(len(pairs), 1)
     for k in ks:
-        out[f"recall@{k}"] = round(100 * sum(recall_at(q.gold_titles, r.titles, k) for q, r in zip(questions, runs, strict=True)) / n, 1)
+        out[f"recall@{k}"] = round(100 * sum(recall_at(q.gold, r.titles, k) for q, r in pairs) / n, 1)
+    if any(r.chunks for _, r in pairs):
+        for k in ks:
+            out[f"chunk_recall@{k}"] = round(100 * sum(chunk_recall_at(q, r.chunks, k) for q, r in pairs) / n, 1)
     for k in HITS:
-        out[f"hit@{k}"] = round(100 * sum(hit_at(q.gold_titles, r.titles, k) for q, r in zip(questions, runs, strict=True)) / n, 1)
+        out[f"hit@{k}"] = round(100 * sum(hit_at(q.gold, r.titles, k) for q, r in pairs) / n, 1)
     times = [r.ms for r in runs]
     out["p50_ms"] = round(statistics.median(times), 1)
     out["p95_ms"] = round(percentile(times, 95), 1)
@@ -85,6 +112,13 @@ def summarize(questions: Sequence[Question], run: StrategyRun, ks: Sequence[int]
     if half:
         result["first_half"] = metrics(questions[:half], run.runs[:half], ks)
         result["second_half"] = metrics(questions[half:], run.runs[half:], ks)
+    kinds = sorted({q.kind for q in questions if q.kind and q.gold})
+    if kinds:
+        result["kinds"] = {
+            kind: {"questions": sum(1 for q in questions if q.kind == kind)}
+            | metrics(*zip(*[(q, r) for q, r in zip(questions, run.runs, strict=True) if q.kind == kind], strict=True), ks)  # type: ignore[arg-type]
+            for kind in kinds
+        }
     return result
 
 
@@ -98,7 +132,7 @@ def ensure_store(dataset: Dataset, settings: Settings, progress: Callable[[str, 
         return eval_settings
     started = time.perf_counter()
     with StrataGraph(eval_settings, progress=progress) as sg:
-        result = sg.ingest([dataset.corpus])
+        result = sg.ingest([dataset.corpus], base=dataset.path if dataset.documents else None)
         if result.failed:
             bad = next(d for d in result.documents if d.status == "failed")
             raise RuntimeError(f"ingesting {dataset.corpus} failed for {result.failed} record(s), e.g. {bad.source}: {bad.error}")
@@ -117,6 +151,7 @@ def run_strategy(
     depth: int,
     filters: Filters | None = None,
     search: Callable[[str, int], RetrievalResult] | None = None,
+    by_doc_id: bool = False,
 ) -> StrategyRun:
     """One strategy over every question; chunks are asked for generously (3 per wanted passage) so that
     several chunks of one passage cannot crowd out the top-k distinct passages. ``search(question, k)``
@@ -133,7 +168,9 @@ def run_strategy(
         started = time.perf_counter()
         result = search(q.question, chunk_k)
         ms = (time.perf_counter() - started) * 1000
-        run.runs.append(QuestionRun(id=q.id, titles=distinct_titles([e.title for e in result.evidence], depth), ms=ms))
+        keys = [e.doc_id if by_doc_id else e.title for e in result.evidence]
+        chunks = [[e.doc_id, *e.section_path] for e in result.evidence[:depth]] if by_doc_id else []
+        run.runs.append(QuestionRun(id=q.id, titles=distinct_titles(keys, depth), chunks=chunks, ms=ms))
     return run
 
 
@@ -163,7 +200,8 @@ def evaluate(
         for i, name in enumerate(strategies):
             if progress is not None:
                 progress(f"eval {name}", i, len(strategies))
-            results[name] = summarize(dataset.questions, run_strategy(ctx, name, dataset.questions, max(ks), filters), ks)
+            run = run_strategy(ctx, name, dataset.questions, max(ks), filters, by_doc_id=dataset.documents)
+            results[name] = summarize(dataset.questions, run, ks)
     finally:
         svc.close()
     return {"dataset": dataset.name, "questions": len(dataset.questions), "results": results}
@@ -177,7 +215,7 @@ def table(report: dict[str, Any], half_metrics: Sequence[str] | None = None) -> 
     (default: its recall@k columns). One row per strategy."""
     results = report["results"]
     first = next(iter(results.values()), {})
-    cols = [c for c in first if c not in HALVES]
+    cols = [c for c in first if c not in HALVES and c != "kinds"]
     if half_metrics is None:
         half_metrics = [c for c in first.get(HALVES[0], {}) if c.startswith("recall")]
     halves = [(h, c) for h in HALVES for c in half_metrics]
@@ -186,13 +224,39 @@ def table(report: dict[str, Any], half_metrics: Sequence[str] | None = None) -> 
     return head, rows
 
 
+def kind_table(report: dict[str, Any], metric: str) -> tuple[list[str], list[list[Any]]]:
+    """Header and rows of one metric per kind of question: a row per kind (with its question count), a
+    column per strategy; empty when the questions have no kinds."""
+    results = report["results"]
+    kinds = sorted({k for row in results.values() for k in row.get("kinds", {})})
+    if not kinds:
+        return [], []
+    head = ["kind", "questions", *results]
+    rows = []
+    for kind in kinds:
+        cells = [row.get("kinds", {}).get(kind, {}) for row in results.values()]
+        rows.append([kind, next((c["questions"] for c in cells if c), 0), *(c.get(metric, "") for c in cells)])
+    return head, rows
+
+
+def _aligned(title: str, head: list[str], rows: list[list[Any]]) -> list[str]:
+    widths = [max(len(str(v)) for v in column) for column in zip(head, *rows, strict=True)]
+    lines = [title]
+    for cells in (head, *rows):
+        lines.append(str(cells[0]).ljust(widths[0]) + "".join(str(v).rjust(w + 2) for v, w in zip(cells[1:], widths[1:], strict=True)))
+    return lines
+
+
 def format_table(report: dict[str, Any]) -> str:
-    """The report as an aligned text table (one row per strategy)."""
+    """The report as aligned text tables: one row per strategy, then (for questions with kinds) the largest
+    recall@k per kind of question."""
     if not report["results"]:
         return "no strategies"
     head, rows = table(report)
-    widths = [max(len(str(v)) for v in column) for column in zip(head, *rows, strict=True)]
-    lines = [f"{report['dataset']} ({report['questions']} questions)"]
-    for cells in (head, *rows):
-        lines.append(str(cells[0]).ljust(widths[0]) + "".join(str(v).rjust(w + 2) for v, w in zip(cells[1:], widths[1:], strict=True)))
+    lines = _aligned(f"{report['dataset']} ({report['questions']} questions)", head, rows)
+    recalls = [c for c in head if c.startswith("recall@")]
+    if recalls:
+        khead, krows = kind_table(report, recalls[-1])
+        if krows:
+            lines += ["", *_aligned(f"{recalls[-1]} by kind of question", khead, krows)]
     return "\n".join(lines)

@@ -100,3 +100,35 @@ def test_cli_eval_usage_errors(tmp_path, dataset):
     assert bad.returncode == 2 and "nope" in bad.stderr
     bad = run_cli("eval", "retrieval", "--dataset", str(dataset), "--k", "two", "--store", str(tmp_path / "s"))
     assert bad.returncode == 2 and "--k" in bad.stderr
+
+
+def test_document_sets_score_gold_documents_sections_and_kinds(tmp_path):
+    """A folder of documents with gold document paths: recall over documents, chunk recall over gold
+    sections, a row per kind, and unanswerable questions left out of the retrieval metrics."""
+    folder = tmp_path / "docs-set"
+    (folder / "docs").mkdir(parents=True)
+    (folder / "docs" / "plan.md").write_text(
+        "# Plan\n\n## 1 Water\n\nThe water plant spends 240 thousand dollars on fluoride.\n\n"
+        "## 2 Roads\n\nThe road crews patch potholes in spring.\n", encoding="utf-8")  # fmt: skip
+    (folder / "docs" / "review.md").write_text(
+        "# Review\n\nThe review says fluoride costs 260 thousand dollars, not 240.\n", encoding="utf-8"
+    )
+    questions = [
+        {"id": "d1", "question": "How much is spent on fluoride at the water plant?", "kind": "number_lookup",
+         "answers": ["240"], "gold_docs": ["docs/plan.md"], "gold_sections": ["1 Water"]},
+        {"id": "d2", "question": "Which figure for fluoride does the review give?", "kind": "discrepancy",
+         "answers": ["260"], "gold_docs": ["docs/plan.md", "docs/review.md"]},
+        {"id": "d3", "question": "Who painted the town hall?", "kind": "unanswerable", "answers": [], "gold_docs": []},
+    ]  # fmt: skip
+    (folder / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
+    loaded = load_dataset(str(folder))
+    assert loaded.documents and loaded.corpus == folder / "docs" and loaded.questions[0].gold == ["docs/plan.md"]
+    code, report, err = cli_json("--store", str(tmp_path / "store"), "eval", "retrieval", "--dataset", str(folder),
+                                 "--strategies", "vector,lexical", "--k", "1,2")  # fmt: skip
+    assert code == 0, err
+    lexical = report["results"]["lexical"]
+    assert lexical["recall@2"] == 100.0 and lexical["chunk_recall@2"] > 0
+    assert set(lexical["kinds"]) == {"number_lookup", "discrepancy"}  # the unanswerable one has no gold
+    assert lexical["kinds"]["number_lookup"] == {**lexical["kinds"]["number_lookup"], "questions": 1, "chunk_recall@1": 100.0}
+    text = run_cli("--store", str(tmp_path / "store"), "eval", "retrieval", "--dataset", str(folder), "--strategies", "lexical")
+    assert "recall@5 by kind of question" in text.stdout and "discrepancy" in text.stdout
