@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 STORE  ?= .stratagraph/demo
 QUESTION ?= How much did Riverton budget for Public Safety in FY2025, and what drove the increase?
-STRATEGY ?= ppr
+STRATEGY ?= default
 
 .PHONY: demo test venv clean
 

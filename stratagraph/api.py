@@ -117,14 +117,14 @@ class StrataGraph:
         return self.services.retrieval
 
     def retrieve(
-        self, question: str, strategy: str = "ppr", k: int = 5, filters: Mapping[str, Any] | None = None
+        self, question: str, strategy: str = "default", k: int = 5, filters: Mapping[str, Any] | None = None
     ) -> RetrievalResult:
-        """Ranked evidence for a question by one named strategy (no LLM)."""
+        """Ranked evidence for a question by one named strategy (no LLM; ``default`` when none is named)."""
         from stratagraph.retrieval import retrieve
 
         return retrieve(self.context, strategy, question, k=k, filters=filters)
 
-    def retriever(self, name: str = "ppr", k: int = 5, filters: Mapping[str, Any] | None = None) -> GraphRetriever:
+    def retriever(self, name: str = "default", k: int = 5, filters: Mapping[str, Any] | None = None) -> GraphRetriever:
         """A LangChain ``BaseRetriever`` of one strategy (DESIGN.md names table); Documents have ``id`` =
         chunk id and provenance in metadata."""
         from stratagraph.retrieval import get_strategy

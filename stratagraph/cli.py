@@ -237,7 +237,7 @@ def _strategy_names() -> str:
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
-    strategy: Annotated[str, typer.Option("--strategy", "-s", help="Retrieval strategy (DESIGN.md names).")] = "ppr",
+    strategy: Annotated[str, typer.Option("--strategy", "-s", help="Retrieval strategy (DESIGN.md names).")] = "default",
     retrieve_only: Annotated[
         bool, typer.Option("--retrieve-only", help="Print the ranked evidence only (no LLM is called).")
     ] = False,

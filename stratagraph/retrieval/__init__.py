@@ -19,8 +19,12 @@ from stratagraph.retrieval.base import (
     rrf,
 )
 
+#: the strategy used when none is named (``default``: ppr's fusion, question-adaptive; see default.py)
+DEFAULT_STRATEGY = "default"
+
 #: strategy name -> module under ``stratagraph.retrieval``
 STRATEGIES: dict[str, str] = {
+    "default": "default",
     "vector": "vector",
     "lexical": "lexical",
     "rrf": "fusion",
@@ -55,6 +59,7 @@ def retrieve(
 
 
 __all__ = [
+    "DEFAULT_STRATEGY",
     "STRATEGIES",
     "Evidence",
     "Filters",

@@ -23,7 +23,7 @@ class GraphRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    strategy: str = "ppr"
+    strategy: str = "default"
     k: int = Field(default=5, ge=1)
     filters: dict[str, Any] = Field(default_factory=dict)
     _ctx: RetrievalContext = PrivateAttr()

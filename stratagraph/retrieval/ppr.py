@@ -26,8 +26,11 @@ ranking is a weighted reciprocal-rank fusion (k = 60) of these lists, four of th
 2. the dense ranking: weight 0 by default, because the dense scores already seed the walk (counting them
    again cost 2 points of recall@5 on MuSiQue and 2Wiki, and nothing on HotpotQA);
 3. the BM25 ranking;
-4. the question's own pages: chunks of pages whose title it quotes or that are ``DESCRIBED_BY`` an entity it
-   names exactly (KAG's mutual index read from the entity side), ordered by PPR score;
+4. the question's own pages (weight 2): chunks of pages whose title it quotes or that are ``DESCRIBED_BY`` an
+   entity it names exactly (KAG's mutual index read from the entity side), ordered by PPR score. Weighted
+   as high as the next list, so the pages a question names are not crowded out by the pages they link to
+   (on linked encyclopedia pages the one-hop list filled the top 5 before a comparison question's own two
+   pages: recall@5 72.5 -> 91.7; nothing moved on the Wikipedia sets);
 5. one hop out of those pages (weight 2): the pages of the entities their chunks ``MENTION`` and the pages
    whose title their text quotes, ordered by PPR score. This is the bridge of a two-hop question ("the
    director of film X" -> the page of X -> the page of the director it names);
@@ -35,6 +38,14 @@ ranking is a weighted reciprocal-rank fusion (k = 60) of these lists, four of th
    each sub-question walked over the entity-fact graph, Alg. 4), before its own dense fusion. The entity-
    chunk walk and the fact-chain walk find different bridges: on MuSiQue (2-4 hops) adding this list took
    recall@5 from 69.2 to 72.5 (BENCHMARKS.md has the ablation).
+
+Which lists count depends on the question (:func:`fusion_weights`, issue 9): the graph lists above are for
+a question *anchored* to a page (it quotes a title, or names an entity with a page of its own). Any other
+question is ranked as ``rrf`` ranks it (dense and BM25), with the walk and the traversal coming back in
+proportion to how specific to few documents the entities it names are: in a large store of entity pages
+(MuSiQue) an unpaged name still finds its passages through the graph, while a name of a small store, or one
+found in most documents ("FY2026" in a budget, a company in its own quarterly reports), only adds noise to
+what dense and BM25 find. BENCHMARKS.md has the measurements on the shared and our out-of-domain sets.
 
 Parameters are in :class:`PPRParams` (one configuration for every store).
 """
@@ -44,7 +55,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -71,10 +82,19 @@ class PPRParams(BaseModel):
     # the dense list's weight is 0: dense scores already seed the walk, and a list of its own counted them
     # twice (measured: recall@5 +0 / +2.1 / +2.0 on hotpotqa / musique / 2wiki without it; BENCHMARKS.md)
     fuse_weights: tuple[float, float, float, float, float, float] = Field(
-        (1.0, 0.0, 1.0, 1.0, 2.0, 1.0), description="chosen on hotpotqa/musique/2wiki: RRF weights of the six lists"
+        (1.0, 0.0, 1.0, 2.0, 2.0, 1.0),
+        description="chosen on hotpotqa/musique/2wiki (the question's own pages raised to the one-hop list's 2 on the first halves of all seven sets): RRF weights of the six lists",
     )
     described_by_weight: float = Field(2.0, description="chosen on hotpotqa/musique/2wiki: entity -> own page edge weight")
     rrf_k: int = Field(RRF_K, description="paper (Cormack et al.): the RRF constant")
+    anchored_only: bool = Field(
+        True, description="ours (issue 9): the graph lists count in full only for a question anchored to a page"
+    )
+    specificity_power: float = Field(
+        3.0,
+        description="chosen on the first halves of all seven sets: an unanchored question's graph weight is its "
+        "entities' document specificity to this power",
+    )
 
 
 @dataclass
@@ -90,6 +110,8 @@ class WalkGraph:
     mentions: dict[str, list[str]]  # chunk -> entities it mentions
     pages: dict[str, list[str]]  # entity -> chunks of its own pages (DESCRIBED_BY)
     page_chunks: dict[str, list[str]]  # document or section id -> its chunks (a section: its own, HAS_CHUNK)
+    doc_count: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per entity: documents mentioning it
+    documents: int = 0  # documents in the store
 
 
 def build_walk_graph(index: GraphIndex, described_by_weight: float = 2.0) -> WalkGraph:
@@ -117,7 +139,17 @@ def build_walk_graph(index: GraphIndex, described_by_weight: float = 2.0) -> Wal
         if a in chunk_set and b.startswith("ent:"):
             chunk_count[pos[b]] += 1
     page_chunks = {**index.doc_chunks, **index.section_chunks}
-    return WalkGraph(ids, pos, is_chunk, transition, dangling, chunk_count, dict(mentions), dict(pages), page_chunks)
+    docs_of: dict[str, set[str]] = defaultdict(set)
+    for cid, ents in mentions.items():
+        for ent in ents:
+            docs_of[ent].add(cid.split("#", 1)[0])
+    doc_count = np.zeros(n)
+    for ent, docs in docs_of.items():
+        doc_count[pos[ent]] = len(docs)
+    return WalkGraph(
+        ids, pos, is_chunk, transition, dangling, chunk_count, dict(mentions), dict(pages), page_chunks, doc_count,
+        len(index.documents),
+    )
 
 
 def walk_graph(ctx: RetrievalContext, params: PPRParams) -> WalkGraph:
@@ -181,6 +213,43 @@ def hop_lists(ctx: RetrievalContext, wg: WalkGraph, links: QueryLinks, scores: n
     return by_score(linked), by_score(out - linked)
 
 
+def anchored(wg: WalkGraph, links: QueryLinks) -> bool:
+    """Whether the question names a page: quotes a document's or section's title, or names exactly an entity
+    that has a page of its own (``DESCRIBED_BY``)."""
+    return bool(links.pages) or any(e.how == "exact" and e.entity_id in wg.pages for e in links.entities)
+
+
+def fusion_weights(wg: WalkGraph, links: QueryLinks, params: PPRParams) -> list[float]:
+    """The RRF weights of (walk, dense, BM25, own pages, one hop out, traversal) for this question.
+
+    A question anchored to a page (:func:`anchored`) gets ``params.fuse_weights``: the graph is where its
+    answer lies. Any other question is ranked by the text lists, dense and BM25 as in ``rrf``, with the walk
+    and the traversal weighted by the document specificity ``s`` of the entities it names (cubed), the
+    dense list by ``1 - s``: entities found in few documents of a large store steer the walk to their
+    passages (MuSiQue's unpaged names), entities of a small store or found everywhere ("FY2026" in a budget,
+    the company in its own reports) do not, and the ranking is then ``rrf``'s.
+    """
+    weights = list(params.fuse_weights)
+    if not params.anchored_only or anchored(wg, links):
+        return weights
+    s = document_specificity(wg, links) ** params.specificity_power
+    return [weights[0] * s, 1.0 - s, weights[2], 0.0, 0.0, weights[5] * s]
+
+
+def document_specificity(wg: WalkGraph, links: QueryLinks) -> float:
+    """How few documents the entities the question names exactly appear in, in [0, 1]: the largest
+    ``ln(D / df) / ln(D)`` over them (``df`` the documents mentioning it, ``D`` all documents); 0 for a
+    store of one document, or when the question names no entity."""
+    if wg.documents < 2:
+        return 0.0
+    best = 0.0
+    for ent in links.entities:
+        i = wg.index.get(ent.entity_id)
+        if ent.how == "exact" and i is not None and wg.doc_count[i] > 0:
+            best = max(best, math.log((wg.documents + 1) / (wg.doc_count[i] + 1)) / math.log(wg.documents + 1))
+    return best
+
+
 def rank_chunks(wg: WalkGraph, scores: np.ndarray, allowed: set[str] | None, limit: int) -> list[ScoredId]:
     """Chunks by PPR score (rounded so float noise cannot reorder ties), score desc then id asc."""
     cand = np.flatnonzero(wg.is_chunk & (scores > 0))
@@ -199,7 +268,7 @@ def retrieve(
     params = params or PPRParams()
     depth = max(params.depth, k)
     wg = walk_graph(ctx, params)
-    dense = ctx.chunk_scores(query, depth if params.fuse_weights[1] else params.dense_seeds, filters)
+    dense = ctx.chunk_scores(query, depth, filters)
     sparse = bm25(ctx, query, depth, filters)
     links = link_query(ctx, query)
     seeds = seed_weights(ctx, wg, links, dense, params)
@@ -207,10 +276,11 @@ def retrieve(
     walk = rank_chunks(wg, scores, ctx.allowed_docs(filters), depth)
     linked, out = hop_lists(ctx, wg, links, scores)
     chains = traverse(ctx, query, filters, links=links).graph if params.fuse_weights[5] else []
+    weights = fusion_weights(wg, links, params)
     fused = rrf(
         [[h.id for h in walk], [h.id for h in dense], [h.id for h in sparse], linked, out, [h.id for h in chains]],
         k=params.rrf_k,
-        weights=params.fuse_weights,
+        weights=weights,
     )
     via = defaultdict(list)
     for name, hits in (("ppr", [h.id for h in walk]), ("page", linked), ("out_link", out), ("traversal", [h.id for h in chains])):
@@ -229,5 +299,7 @@ def retrieve(
             "pages": linked[:k],
             "out_links": out[:k],
             "traversal_top": [{"id": h.id, "score": round(h.score, 6)} for h in chains[:k]],
+            "weights": [round(w, 4) for w in weights],
+            "anchored": anchored(wg, links),
         },
     )

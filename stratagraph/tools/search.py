@@ -35,11 +35,12 @@ from stratagraph.tools.common import (
 STRATEGY_HINTS: dict[str, str] = {
     "vector": "dense embedding similarity (paraphrases)",
     "lexical": "BM25 keyword match (rare names, codes, exact numbers)",
-    "rrf": "vector and lexical fused (a good default)",
+    "rrf": "vector and lexical fused",
     "hybrid": "HybridRAG: vector passages plus knowledge-graph context",
     "dual_path": "BiG-RAG: entity path and fact path fused",
     "traversal": "BiG-RAG adaptive multi-hop traversal of entities and facts",
     "ppr": "personalised PageRank from the entities the question names (multi-hop)",
+    "default": "the best choice when unsure: graph fusion for questions naming pages, else vector + lexical",
     "lesegr": "CG-RAG: passages and the passages they cite or resemble",
     "top_down": "BAG-RAG: descend the section tree of relevant documents",
     "bottom_up": "BAG-RAG: communities of related facts and entities, aggregated",
@@ -60,7 +61,7 @@ def _strategy_help() -> str:
 
 class SearchChunksArgs(BaseModel):
     query: str = Field(min_length=1, description="What to look for: the question or a focused sub-question.")
-    strategy: StrategyName = Field("rrf", description="Retrieval strategy: " + _strategy_help() + ".")
+    strategy: StrategyName = Field("default", description="Retrieval strategy: " + _strategy_help() + ".")
     k: int = Field(5, ge=1, le=MAX_K, description="How many passages to return (1-50).")
     filters: dict[str, FilterValue] = Field(
         default_factory=dict,

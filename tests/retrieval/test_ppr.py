@@ -93,3 +93,32 @@ def test_the_fused_lists_are_reported_and_traversal_can_be_switched_off(ctx):
     assert top.chunk_id == "film#1#0" and {"page", "ppr"} <= set(top.via)
     no_chains = P.retrieve(ctx, QUESTION, k=4, params=P.PPRParams(fuse_weights=(1, 0, 1, 1, 2, 0)))
     assert "traversal_top" in no_chains.context and no_chains.context["traversal_top"] == []
+
+
+def test_the_question_adaptive_weights(ctx):
+    """Anchored to a page: the graph fusion; not anchored: dense + BM25 as rrf, the graph lists back in
+    proportion to how few documents the named entities appear in (cubed)."""
+    params = P.PPRParams()
+    wg = P.walk_graph(ctx, params)
+    anchored = link_query(ctx, QUESTION)
+    assert P.anchored(wg, anchored) and P.fusion_weights(wg, anchored, params) == list(params.fuse_weights)
+    nothing = link_query(ctx, "what happened next?")
+    assert not P.anchored(wg, nothing) and P.fusion_weights(wg, nothing, params) == [0.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    assert P.document_specificity(wg, nothing) == 0.0
+    # "Pécs" has a page, so it anchors; without its DESCRIBED_BY edge it would be an unpaged name seen in 2 of 4
+    # documents: specificity ln(5/3)/ln(5) = 0.317, cubed 0.032
+    pecs = link_query(ctx, "Which films were made in Pécs?")
+    pecs.pages = []
+    unpaged = P.WalkGraph(**{**wg.__dict__, "pages": {}})
+    s = P.document_specificity(unpaged, pecs)
+    assert s == pytest.approx(np.log(5 / 3) / np.log(5))
+    assert P.fusion_weights(unpaged, pecs, params) == pytest.approx([s**3, 1 - s**3, 1.0, 0.0, 0.0, s**3])
+
+
+def test_default_is_the_adaptive_ppr_and_says_which_regime(ctx):
+    graph = retrieve(ctx, "default", QUESTION, k=4)
+    assert graph.strategy == "default" and graph.context["regime"] == "graph"
+    assert [e.chunk_id for e in graph.evidence] == [e.chunk_id for e in retrieve(ctx, "ppr", QUESTION, k=4).evidence]
+    text = retrieve(ctx, "default", "which guild asks about birthplaces?", k=2)
+    assert text.context["regime"] == "text"
+    assert [e.chunk_id for e in text.evidence] == [e.chunk_id for e in retrieve(ctx, "rrf", "which guild asks about birthplaces?", k=2).evidence]

@@ -116,7 +116,7 @@ def test_make_tools_gives_every_tool_with_described_arguments(ctx):
         for field, spec in props.items():
             assert len(spec.get("description", "")) > 15, (tool.name, field)
     strategy = convert_to_openai_tool(get_tool(ctx, "search_chunks"))["function"]["parameters"]["properties"]["strategy"]
-    assert "rrf" in strategy["enum"] and "traversal" in strategy["enum"] and strategy["default"] == "rrf"
+    assert "rrf" in strategy["enum"] and "traversal" in strategy["enum"] and strategy["default"] == "default"
 
 
 def test_get_tool_names_the_known_tools(ctx):
@@ -224,10 +224,10 @@ def test_search_chunks_returns_cited_passages_and_documents(ctx):
     assert docs[0].page_content.startswith("Acme Corporation was founded")
 
 
-def test_search_chunks_plain_invoke_gives_the_text_and_defaults_to_rrf(ctx):
+def test_search_chunks_plain_invoke_gives_the_text_and_uses_the_default_strategy(ctx):
     text = get_tool(ctx, "search_chunks").invoke({"query": "lithium batteries for cars"})
     assert isinstance(text, str)
-    assert "(strategy rrf)" in text and "chunk beta#1#0" in text.split("\n\n")[1]
+    assert "(strategy default)" in text and "chunk beta#1#0" in text.split("\n\n")[1]
     # a bare string goes to the first argument
     assert "chunk beta#1#0" in get_tool(ctx, "search_chunks").invoke("lithium batteries for cars")
 
