@@ -12,6 +12,8 @@ from stratagraph.config import Settings
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+
+    from stratagraph.answers import Answer
     from langchain_core.tools import BaseTool
 
     from stratagraph.retrieval import RetrievalContext, RetrievalResult
@@ -140,11 +142,27 @@ class StrataGraph:
         return make_tools(self.context)
 
     # ------------------------------------------------------------------ workflows
-    def workflow(self, name: str):  # noqa: ANN201 - a compiled LangGraph graph
-        """A compiled LangGraph workflow by its name (DESIGN.md names table); invoke it with
-        ``context=self.services``."""
-        if name == "ingest":
-            from stratagraph.workflows.ingest import graph
+    def ask(
+        self,
+        question: str,
+        strategy: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        k: int | None = None,
+    ) -> Answer:
+        """Answer a question with one workflow (``tqr``, ``kag``, ``bag``, ``lesegr``, ``hybrid``; DESIGN.md
+        names table): a cited :class:`~stratagraph.answers.Answer`, with or without a chat model."""
+        from stratagraph.workflows import DEFAULT_WORKFLOW, ask
 
-            return graph
-        raise KeyError(f"unknown workflow {name!r}; available: ingest")
+        if not isinstance(question, str) or not question.strip():
+            raise ValueError("the question is empty")
+        return ask(self.services, strategy or DEFAULT_WORKFLOW, question.strip(), dict(filters or {}) or None, k)
+
+    def workflow(self, name: str):  # noqa: ANN201 - a compiled LangGraph graph
+        """A compiled LangGraph workflow by its name or module (DESIGN.md names table); invoke it with
+        ``context=self.services``."""
+        from stratagraph.workflows import get_workflow
+
+        try:
+            return get_workflow(name)
+        except ValueError as exc:
+            raise KeyError(str(exc)) from exc

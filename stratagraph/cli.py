@@ -237,30 +237,73 @@ def _strategy_names() -> str:
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
-    strategy: Annotated[str, typer.Option("--strategy", "-s", help="Retrieval strategy (DESIGN.md names).")] = "default",
+    strategy: Annotated[
+        Optional[str],  # noqa: UP045 - typer needs Optional
+        typer.Option(
+            "--strategy",
+            "-s",
+            help="An answering workflow (tqr, kag, bag, lesegr, hybrid); with --retrieve-only a retrieval "
+            "strategy (default: default).",
+            show_default=False,
+        ),
+    ] = None,
     retrieve_only: Annotated[
-        bool, typer.Option("--retrieve-only", help="Print the ranked evidence only (no LLM is called).")
+        bool, typer.Option("--retrieve-only", help="Print the ranked evidence only (no workflow, no LLM).")
     ] = False,
-    k: Annotated[int, typer.Option("--k", min=1, help="How many chunks of evidence.")] = 5,
+    k: Annotated[Optional[int], typer.Option("--k", min=1, help="How many chunks of evidence.")] = None,  # noqa: UP045
     filters: FilterOpt = [],  # noqa: B006
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Rank evidence for a question with one strategy (vector, lexical, rrf, ppr, dual_path, traversal,
-    top_down, bottom_up, lesegr, hybrid), with citations."""
-    from stratagraph.retrieval import STRATEGIES, RetrievalError
-
+    """Answer a question with one workflow, with numbered citations (source, section, quote); node events go
+    to stderr as they happen. With --retrieve-only: the ranked evidence of one retrieval strategy."""
     _logging(verbose)
-    if strategy not in STRATEGIES:
-        _fail(f"unknown strategy {strategy!r}; choose from {_strategy_names()}", code=2)
-    if not retrieve_only:
+    where = _filters(filters)
+    if retrieve_only:
+        _retrieve_only(question, strategy or "default", k or 5, where, store, as_json)
+        return
+    from stratagraph.llm import LLMUnavailable
+    from stratagraph.workflows import ANSWERING, DEFAULT_WORKFLOW, get_workflow, workflow_name
+
+    name = strategy or DEFAULT_WORKFLOW
+    try:
+        name = workflow_name(name)
+    except ValueError:
+        name = ""
+    if name not in ANSWERING:
         _fail(
-            "answering (ask without --retrieve-only) needs the answer workflows, which this version does not "
-            "have yet; add --retrieve-only to see the ranked evidence",
+            f"unknown workflow {strategy!r}; choose from {', '.join(ANSWERING)} (retrieval strategies need "
+            "--retrieve-only)",
             code=2,
         )
-    where = _filters(filters)
+    inputs: dict[str, Any] = {"question": question}
+    if where:
+        inputs["filters"] = where
+    if k:
+        inputs["k"] = k
+    with _session(store, as_json) as sg:
+        answer = None
+        try:
+            for update in get_workflow(name).stream(inputs, context=sg.services, stream_mode="updates"):
+                for node, value in update.items():
+                    for entry in (value or {}).get("trace", []):
+                        err.print(f"[dim]{node}[/dim] {entry.decision} ({entry.ms:.0f} ms)" + (
+                            f" [yellow]fallback: {entry.fallback}[/yellow]" if entry.fallback else ""))  # fmt: skip
+                    if (value or {}).get("answer") is not None:
+                        answer = value["answer"]
+        except LLMUnavailable as exc:
+            _fail(str(exc))
+        if answer is None:  # pragma: no cover - every workflow ends in an answer
+            _fail("the workflow gave no answer")
+    _emit(answer.model_dump(mode="json"), as_json, answer.render())
+
+
+def _retrieve_only(question: str, strategy: str, k: int, where: dict[str, str], store: Path | None, as_json: bool) -> None:
+    from stratagraph.retrieval import STRATEGIES, RetrievalError
+
+    if strategy not in STRATEGIES:
+        _fail(f"unknown strategy {strategy!r}; choose from {_strategy_names()}", code=2)
     with _session(store, as_json) as sg:
         try:
             result = sg.retrieve(question, strategy=strategy, k=k, filters=where)
@@ -288,7 +331,7 @@ def ask(
     _emit({"question": question, "strategy": strategy, "evidence": evidence}, as_json, "\n".join(lines))
 
 
-eval_app = typer.Typer(help="Measure retrieval on a benchmark dataset.", no_args_is_help=True)
+eval_app = typer.Typer(help="Measure retrieval or answering on a benchmark dataset.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 
 
@@ -328,6 +371,40 @@ def eval_retrieval(
     except (StoreUnavailable, RuntimeError) as exc:
         _fail(str(exc))
     _emit(report, as_json, format_table(report))
+
+
+@eval_app.command("qa")
+def eval_qa(
+    dataset: Annotated[str, typer.Option("--dataset", help="A dataset name under $STRATAGRAPH_DATA_DIR, or a folder.")],
+    strategies: Annotated[
+        str, typer.Option("--strategies", help="Comma-separated workflows (tqr,kag,bag,lesegr,hybrid) and/or first_sentence.")
+    ] = "tqr,kag,bag,lesegr,hybrid,first_sentence",
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N questions.")] = None,  # noqa: UP045
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """EM, F1, found rate, LLM calls and latency of each workflow, side by side in one run (SQuAD
+    normalisation, best over accepted answers). The corpus is ingested once into a store cached under
+    <store>/eval/."""
+    from stratagraph.eval.datasets import DatasetError
+    from stratagraph.eval.qa import evaluate_qa, format_qa
+    from stratagraph.graph_store.base import StoreUnavailable
+    from stratagraph.llm import LLMUnavailable
+
+    _logging(verbose)
+    names = [s.strip() for s in strategies.split(",") if s.strip()]
+    settings = _settings(store)
+    try:
+        with _progress_bar() as progress:
+            report = evaluate_qa(dataset, names, settings, limit=limit, progress=progress)
+    except DatasetError as exc:
+        _fail(str(exc), code=2)
+    except (StoreUnavailable, LLMUnavailable, RuntimeError) as exc:
+        _fail(str(exc))
+    for row in report["results"].values():
+        row.pop("answers", None)
+    _emit(report, as_json, format_qa(report))
 
 
 def run() -> None:  # pragma: no cover - console entry

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from stratagraph.graph_store.base import GraphStore
+    from stratagraph.graph_store.llm_cache import LLMCache
     from stratagraph.graph_store.vectors import VectorStore
     from stratagraph.ingest.extractors.base import Extractor
     from stratagraph.retrieval.base import RetrievalContext
@@ -76,6 +77,16 @@ class Services:
         return self._get("llm", lambda: get_chat_model(self.settings))  # type: ignore[return-value]
 
     @property
+    def llm_store(self) -> LLMCache | None:
+        """The store's LLM database (reply cache and the output mode each endpoint takes), or None when
+        ``settings.llm_cache`` is off."""
+        if not self.settings.llm_cache:
+            return None
+        from stratagraph.graph_store.llm_cache import LLMCache
+
+        return self._get("llm_store", lambda: LLMCache.from_settings(self.settings))  # type: ignore[return-value]
+
+    @property
     def extractor(self) -> Extractor:
         """The knowledge extractor ``settings.extractor`` asks for (``auto``: the LLM one when a chat model
         is configured, else spaCy)."""
@@ -99,7 +110,7 @@ class Services:
     def close(self) -> None:
         with self._lock:
             self._open.pop("retrieval", None)  # its caches belong to the stores closed below
-            for name in ("extractor", "graph", "vectors"):
+            for name in ("extractor", "llm_store", "graph", "vectors"):
                 close = getattr(self._open.pop(name, None), "close", None)
                 if close is not None:
                     close()

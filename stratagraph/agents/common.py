@@ -1,0 +1,262 @@
+"""What every agent node shares: the state keys all answering workflows have, the wrapper that turns a node's
+work into a state update with its trace entry, and :class:`Step`, a node's handle on the run (services,
+tools, the chat model).
+
+A node is written as ``fn(state, step) -> update`` and wrapped with :func:`agent_node`; LangGraph sees a
+function of ``(state, runtime)``. The wrapper times the node, gathers what it decided, the tools it called
+and the chat model's usage into one :class:`~stratagraph.answers.TraceEntry` appended to ``trace``, and adds
+the usage to ``usage``. When the update carries the final ``answer``, the wrapper gives the answer the whole
+trace and usage of the run, its own entry included.
+
+Nodes reach the stores only through the tools (``step.tool``) or the retrieval functions the tools wrap
+(``step.call``), never through ``graph_store/``.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, TypedDict, TypeVar
+
+from pydantic import BaseModel
+
+from stratagraph.answers import Answer, ToolCall, TraceEntry
+from stratagraph.llm import LLMUnavailable, LLMUsage, MalformedReply, StructuredReply, ask_structured, ask_text
+from stratagraph.retrieval.base import Evidence
+from stratagraph.services import Services, default_services
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+    from langgraph.runtime import Runtime
+
+    from stratagraph.retrieval.base import RetrievalContext
+
+__all__ = [
+    "AnswerOutput",
+    "BaseState",
+    "QuestionInput",
+    "Step",
+    "add_usage",
+    "agent_node",
+    "merge_evidence",
+    "services_of",
+]
+
+T = TypeVar("T", bound=BaseModel)
+
+
+# ------------------------------------------------------------------------------------------ state
+def add_usage(old: LLMUsage | None, new: LLMUsage | None) -> LLMUsage:
+    """Reducer: requests and tokens add up over the run."""
+    return (old or LLMUsage()).add(new or LLMUsage())
+
+
+def merge_evidence(old: list[Evidence] | None, new: list[Evidence] | None) -> list[Evidence]:
+    """Reducer: evidence gathered by several nodes, each chunk once (where it first came), in order."""
+    out = list(old or [])
+    seen = {e.chunk_id for e in out}
+    for e in new or []:
+        if e.chunk_id not in seen:
+            seen.add(e.chunk_id)
+            out.append(e)
+    return out
+
+
+class QuestionInput(TypedDict):
+    """What a workflow is asked: the question, optional metadata filters and evidence depth."""
+
+    question: str
+    filters: NotRequired[dict[str, Any]]
+    k: NotRequired[int]
+
+
+class AnswerOutput(TypedDict):
+    """What a workflow returns."""
+
+    answer: Answer
+
+
+class BaseState(TypedDict, total=False):
+    """The keys every answering workflow's state has (each workflow adds its own)."""
+
+    question: str
+    filters: dict[str, Any]
+    k: int
+    evidence: Annotated[list[Evidence], merge_evidence]
+    trace: Annotated[list[TraceEntry], operator.add]
+    usage: Annotated[LLMUsage, add_usage]
+    answer: Answer
+
+
+DEFAULT_K = 8  # evidence chunks a workflow gathers per retrieval step unless the input says otherwise
+
+
+# ------------------------------------------------------------------------------------------ the step
+def services_of(runtime: Any) -> Services:
+    """The run's services (LangGraph's ``runtime.context``), else the environment's (``langgraph dev``)."""
+    context = getattr(runtime, "context", None)
+    return context if isinstance(context, Services) else default_services()
+
+
+def _one_line(value: Any, limit: int = 200) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Step:
+    """A node's handle on the run: the services, tools and chat model, and what goes into its trace entry."""
+
+    def __init__(self, name: str, svc: Services, state: Mapping[str, Any]) -> None:
+        self.name = name
+        self.svc = svc
+        self.state = state
+        self.calls: list[ToolCall] = []
+        self.decisions: list[str] = []
+        self.usage = LLMUsage()
+        self.used_llm = False
+        self.fallbacks: list[str] = []
+
+    # ---------------------------------------------------------------- the run
+    @property
+    def ctx(self) -> RetrievalContext:
+        return self.svc.retrieval
+
+    @property
+    def llm(self) -> Any:
+        """The chat model, or None (then every node uses its no-LLM policy)."""
+        return self.svc.llm
+
+    @property
+    def question(self) -> str:
+        return str(self.state.get("question") or "").strip()
+
+    @property
+    def filters(self) -> dict[str, Any] | None:
+        return dict(self.state.get("filters") or {}) or None
+
+    @property
+    def k(self) -> int:
+        return int(self.state.get("k") or DEFAULT_K)
+
+    def decide(self, text: str) -> None:
+        """Say what the node decided (one line in its trace entry)."""
+        self.decisions.append(_one_line(text, 400))
+
+    # ---------------------------------------------------------------- tools
+    def call(self, name: str, fn: Callable[..., Any], summary: Callable[[Any], str] | None = None, **args: Any) -> Any:
+        """Run a retrieval function or tool implementation and record it as a tool call."""
+        result = fn(**args)
+        shown = {k: v for k, v in args.items() if k not in ("ctx",)}
+        self.calls.append(ToolCall(name=name, args=_jsonable(shown), result=_one_line(summary(result) if summary else result)))
+        return result
+
+    def tool(self, name: str, **args: Any) -> tuple[str, Any]:
+        """Invoke one of :func:`stratagraph.tools.make_tools`' tools (bound to this run's stores) the way an
+        agent would, and record it; returns ``(content, artifact)``."""
+        from stratagraph.tools import get_tool
+
+        tool = get_tool(self.ctx, name)
+        message = tool.invoke({"name": name, "args": args, "id": f"{self.name}-{len(self.calls)}", "type": "tool_call"})
+        content, artifact = str(message.content), getattr(message, "artifact", None)
+        self.calls.append(ToolCall(name=name, args=_jsonable(args), result=_one_line(content)))
+        return content, artifact
+
+    def retrieve(self, strategy: str, query: str, k: int | None = None) -> list[Evidence]:
+        """Ranked evidence by a named retrieval strategy (the ``search_chunks`` tool's function)."""
+        from stratagraph.retrieval import retrieve
+
+        result = self.call(
+            f"retrieve:{strategy}",
+            lambda **a: retrieve(self.ctx, strategy, a["query"], k=a["k"], filters=self.filters),
+            summary=lambda r: f"{len(r.evidence)} chunks: " + ", ".join(e.chunk_id for e in r.evidence[:5]),
+            query=query,
+            k=k or self.k,
+        )
+        return result.evidence
+
+    # ---------------------------------------------------------------- the chat model
+    def ask(self, schema: type[T], messages: Sequence[BaseMessage], what: str) -> T | None:
+        """The chat model's structured reply (output format negotiated per endpoint, one correction round),
+        or None: no chat model, or no usable reply (then the trace says the node fell back, and why).
+        Endpoint failures raise :class:`~stratagraph.llm.LLMUnavailable`."""
+        if self.llm is None:
+            return None
+        self.used_llm = True
+        reply: StructuredReply[T] = ask_structured(
+            self.llm, schema, messages, store=self.svc.llm_store, what=f"{self.name}: {what}", usage=self.usage
+        )
+        if reply.value is None:
+            self.fallbacks.append(f"{what}: no usable reply ({'; then '.join(reply.problems)})")
+        return reply.value
+
+    def ask_text(self, messages: Sequence[BaseMessage], what: str) -> str | None:
+        """The chat model's plain reply, or None without a chat model (or when the reply was cut off)."""
+        if self.llm is None:
+            return None
+        self.used_llm = True
+        try:
+            return ask_text(self.llm, messages, self.usage)
+        except MalformedReply as exc:
+            self.fallbacks.append(f"{what}: {exc}")
+            return None
+
+    def entry(self, ms: float) -> TraceEntry:
+        return TraceEntry(
+            node=self.name,
+            decision="; ".join(self.decisions),
+            tool_calls=self.calls,
+            ms=round(ms, 1),
+            llm=self.used_llm,
+            fallback="; ".join(self.fallbacks) or None,
+        )
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return _one_line(value)
+
+
+# ------------------------------------------------------------------------------------------ the wrapper
+NodeFn = Callable[[Mapping[str, Any], Step], Mapping[str, Any] | None]
+
+
+def agent_node(name: str) -> Callable[[NodeFn], Callable[..., dict[str, Any]]]:
+    """Wrap ``fn(state, step) -> update`` as a LangGraph node ``(state, runtime) -> update`` that appends the
+    node's trace entry and usage (and completes a final ``answer`` with the run's trace and usage)."""
+
+    def wrap(fn: NodeFn) -> Callable[..., dict[str, Any]]:
+        def node(state: dict[str, Any], runtime: Runtime[Services]) -> dict[str, Any]:
+            step = Step(name, services_of(runtime), state)
+            started = time.perf_counter()
+            update = dict(fn(state, step) or {})
+            entry = step.entry((time.perf_counter() - started) * 1000)
+            update["trace"] = [entry]
+            if step.usage.llm_calls:
+                update["usage"] = step.usage
+            answer = update.get("answer")
+            if isinstance(answer, Answer):
+                update["answer"] = answer.model_copy(
+                    update={
+                        "question": answer.question or str(state.get("question") or ""),
+                        "trace": [*state.get("trace", []), entry],
+                        "usage": add_usage(state.get("usage"), step.usage),
+                    }
+                )
+            return update
+
+        node.__name__ = name
+        node.__qualname__ = name
+        node.__doc__ = fn.__doc__
+        node.__module__ = fn.__module__
+        return node
+
+    return wrap
+
+
+__all__ += ["DEFAULT_K", "LLMUnavailable"]

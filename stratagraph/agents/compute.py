@@ -1,0 +1,246 @@
+"""Answers decided in code, never by a model: comparisons between two named things, yes/no checks, and
+arithmetic over typed quantities (KAG §2.3's ``Math``, ``Sort`` and numeric ``Deduce`` operators; BAG-RAG's
+sums over aggregated line items). Every result is exact (``Decimal``) and cites every operand.
+
+* :func:`choose`: "which came first, A or B?" / "who is older, A or B?": for each option the dates or
+  numbers stated in the evidence sentences that name it; the question's comparative word decides the
+  direction (earlier, first, older -> the smallest date; later, younger, newer -> the largest; more, larger,
+  higher -> the largest number; fewer, smaller, lower -> the smallest).
+* :func:`yes_no`: "are A and B both X?" / "is A X?": yes when a sentence naming each subject also holds the
+  property words; otherwise the evidence does not settle it (not found).
+* :func:`calculate`: sum, difference, ratio, percent change, min and max over cited :class:`Amount` s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation, localcontext
+from typing import Literal
+
+from stratagraph.agents.extract import AnswerType, Extraction, QuestionShape, Sentence, citation, question_shape, sentences
+from stratagraph.answers import Citation, Computation, Operand
+from stratagraph.retrieval.base import Evidence
+
+__all__ = ["Amount", "Decided", "calculate", "choose", "parse_number", "yes_no"]
+
+_EARLY = frozenset("first earlier earliest older oldest before sooner initially".split())
+_LATE = frozenset("later latest younger youngest newer newest after last recent recently".split())
+_MORE = frozenset("more most larger largest bigger biggest higher highest longer longest taller tallest greater greatest".split())
+_LESS = frozenset("fewer fewest less least smaller smallest lower lowest shorter shortest".split())
+_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
+_NUMBER = re.compile(r"[-(]?\$?\s?\d[\d,]*(?:\.\d+)?\)?")
+_MONTHS = {m: i for i, m in enumerate(
+    "january february march april may june july august september october november december".split(), start=1)}  # fmt: skip
+
+
+@dataclass
+class Amount:
+    """A number stated in the evidence, with what it measures and where it is stated."""
+
+    value: Decimal
+    label: str
+    raw: str
+    citation: Citation
+    unit: str | None = None
+
+    def operand(self) -> Operand:
+        return Operand(label=self.label, value=self.value, unit=self.unit, raw=self.raw, citation=self.citation)
+
+
+@dataclass
+class Decided:
+    """An answer decided in code: the answer (a span of a cited chunk, or yes/no), its citations and the
+    computation behind it."""
+
+    answer: str
+    citations: list[Citation]
+    computation: Computation
+
+
+def parse_number(text: str) -> Decimal | None:
+    """A number as written ("1,320", "(150)", "$18.6", "-3.5") as a Decimal; None when it is not one."""
+    s = text.strip()
+    negative = s.startswith("(") and s.endswith(")") or s.startswith("-")
+    digits = re.sub(r"[^\d.]", "", s)
+    if not digits or digits.count(".") > 1:
+        return None
+    try:
+        value = Decimal(digits)
+    except InvalidOperation:
+        return None
+    return -value if negative else value
+
+
+def _date_key(text: str) -> tuple[int, int, int] | None:
+    """A stated date as (year, month, day) for ordering; the year alone when that is all there is."""
+    years = _YEAR.findall(text)
+    if not years:
+        return None
+    year = int(years[0])
+    month = next((n for name, n in _MONTHS.items() if re.search(rf"\b{name}\b", text, re.IGNORECASE)), 0)
+    day_match = re.search(r"\b([0-3]?\d)(?:st|nd|rd|th)?\b", _YEAR.sub("", text))
+    day = int(day_match.group(1)) if month and day_match and 1 <= int(day_match.group(1)) <= 31 else 0
+    return year, month, day
+
+
+def _direction(shape: QuestionShape, question: str) -> tuple[str, Literal["min", "max"]] | None:
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    if words & _EARLY:
+        return "date", "min"
+    if words & _LATE:
+        return "date", "max"
+    if words & _MORE:
+        return "number", "max"
+    if words & _LESS:
+        return "number", "min"
+    return None
+
+
+def _names(sentence: Sentence, option: str) -> bool:
+    """Whether the sentence names the option (all its words, case-insensitively)."""
+    words = [w for w in re.findall(r"\w+", option.lower()) if len(w) > 2] or re.findall(r"\w+", option.lower())
+    text = sentence.text.lower()
+    return bool(words) and all(re.search(rf"\b{re.escape(w)}\b", text) for w in words)
+
+
+def _value_in(sentence: Sentence, kind: str) -> tuple[object, str] | None:
+    """The first date (or number) the sentence states, with its text."""
+    labels = {"DATE"} if kind == "date" else {"CARDINAL", "MONEY", "QUANTITY", "PERCENT"}
+    for start, end, label in sentence.spans:
+        if label not in labels:
+            continue
+        text = sentence.evidence.text[start:end]
+        if kind == "date":
+            key = _date_key(text)
+            if key is not None:
+                return key, text
+        else:
+            value = parse_number(text)
+            if value is not None:
+                return value, text
+    return None
+
+
+def choose(question: str, evidence: Sequence[Evidence], shape: QuestionShape | None = None) -> Decided | None:
+    """Decide a choice between two named options by the dates or numbers the evidence states for each (module
+    docstring); None when the question has no comparative word or an option has no stated value."""
+    shape = shape or question_shape(question)
+    if shape.type != AnswerType.CHOICE or len(shape.options) != 2:
+        return None
+    direction = _direction(shape, question)
+    if direction is None:
+        return None
+    kind, pick = direction
+    sents = sentences(evidence)
+    found: list[tuple[str, object, str, Sentence]] = []
+    for option in shape.options:
+        hit = next(((v, t, s) for s in sents if _names(s, option) and (v_t := _value_in(s, kind)) for v, t in [v_t]), None)
+        if hit is None:
+            return None
+        found.append((option, hit[0], hit[1], hit[2]))
+    (a, va, ta, sa), (b, vb, tb, sb) = found
+    if va == vb:
+        return None
+    first_wins = (va < vb) == (pick == "min")  # type: ignore[operator]
+    option, _, _, sent = found[0] if first_wins else found[1]
+    span = _option_span(sent, option)
+    operands = [
+        Operand(label=a, value=_as_decimal(va), raw=ta, citation=citation(sa)),
+        Operand(label=b, value=_as_decimal(vb), raw=tb, citation=citation(sb)),
+    ]
+    comp = Computation(
+        operation=f"compare ({'earliest' if kind == 'date' and pick == 'min' else 'latest' if kind == 'date' else pick})",
+        expression=f"{pick}({a}: {ta}, {b}: {tb})",
+        operands=operands,
+        result=span,
+    )
+    return Decided(answer=span, citations=[citation(sa), citation(sb)] if sa is not sb else [citation(sa)], computation=comp)
+
+
+def _as_decimal(value: object) -> Decimal:
+    if isinstance(value, tuple):  # a date key: yyyymmdd
+        y, m, d = value
+        return Decimal(y * 10000 + m * 100 + d)
+    return value if isinstance(value, Decimal) else Decimal(str(value))
+
+
+def _option_span(sentence: Sentence, option: str) -> str:
+    """The option as the sentence writes it (so the answer is a span of the cited chunk)."""
+    m = re.search(re.escape(option), sentence.text, re.IGNORECASE)
+    return m.group(0) if m else option
+
+
+def yes_no(question: str, evidence: Sequence[Evidence], shape: QuestionShape | None = None) -> Decided | None:
+    """"Are A and B both X?" / "Is A X?": yes when, for each subject, a sentence naming it holds every
+    property word; None otherwise (the evidence does not settle it). Subjects are the question's proper-noun
+    phrases; property words its other content words."""
+    shape = shape or question_shape(question)
+    if shape.type != AnswerType.YES_NO:
+        return None
+    from stratagraph.text.nlp import load_nlp
+
+    doc = load_nlp()(question)
+    subjects = [e.text for e in doc.ents] or [nc.text for nc in doc.noun_chunks if any(t.pos_ == "PROPN" for t in nc)]
+    subject_words = {w.lower() for s in subjects for w in re.findall(r"\w+", s)}
+    props = [lemma for lemma, w in shape.content.items() if w < 2 and lemma not in subject_words and lemma not in ("both", "same")]
+    if not subjects or not props:
+        return None
+    sents = sentences(evidence)
+    cited: list[Citation] = []
+    operands: list[Operand] = []
+    for subject in subjects:
+        hit = next((s for s in sents if _names(s, subject) and all(p in s.lemmas for p in props)), None)
+        if hit is None:
+            return None
+        cited.append(citation(hit))
+        operands.append(Operand(label=subject, value=Decimal(1), raw=" ".join(props), citation=citation(hit)))
+    comp = Computation(operation="deduce (entailment)", expression=f"all({', '.join(subjects)}: {' '.join(props)})",
+                       operands=operands, result="yes")  # fmt: skip
+    return Decided(answer="yes", citations=cited, computation=comp)
+
+
+Operation = Literal["sum", "difference", "ratio", "percent_change", "min", "max", "count"]
+
+
+def calculate(operation: Operation, amounts: Sequence[Amount]) -> Computation:
+    """Exact arithmetic over cited amounts: ``sum``, ``difference`` (first minus second), ``ratio`` (first over
+    second), ``percent_change`` (from first to second), ``min``, ``max``, ``count``. Raises ValueError when the
+    operation needs more operands than given or divides by zero."""
+    values = [a.value for a in amounts]
+    needs = {"difference": 2, "ratio": 2, "percent_change": 2}
+    if len(values) < needs.get(operation, 1):
+        raise ValueError(f"{operation} needs {needs.get(operation, 1)} operands, got {len(values)}")
+    raw = [a.raw or format(a.value, "f") for a in amounts]
+    with localcontext() as dec:
+        dec.prec = 34
+        if operation == "sum":
+            result, expr = sum(values, Decimal(0)), " + ".join(raw)
+        elif operation == "difference":
+            result, expr = values[0] - values[1], f"{raw[0]} - {raw[1]}"
+        elif operation == "ratio":
+            if values[1] == 0:
+                raise ValueError("ratio: division by zero")
+            result, expr = values[0] / values[1], f"{raw[0]} / {raw[1]}"
+        elif operation == "percent_change":
+            if values[0] == 0:
+                raise ValueError("percent_change: the first amount is zero")
+            result, expr = (values[1] - values[0]) / abs(values[0]) * 100, f"({raw[1]} - {raw[0]}) / |{raw[0]}| * 100"
+        elif operation in ("min", "max"):
+            pick = min(amounts, key=lambda a: a.value) if operation == "min" else max(amounts, key=lambda a: a.value)
+            result, expr = pick.value, f"{operation}({', '.join(raw)})"
+        elif operation == "count":
+            result, expr = Decimal(len(values)), f"count({', '.join(raw)})"
+        else:
+            raise ValueError(f"unknown operation {operation!r}")
+    units = {a.unit for a in amounts}
+    unit = units.pop() if len(units) == 1 and operation not in ("ratio", "percent_change", "count") else (
+        "%" if operation == "percent_change" else None)  # fmt: skip
+    if result == result.to_integral_value():
+        result = result.quantize(Decimal(1))
+    return Computation(operation=operation, expression=expr, operands=[a.operand() for a in amounts], result=result,
+                       unit=unit)  # fmt: skip
+
+
+__all__ += ["Extraction"]

@@ -1,0 +1,180 @@
+"""``stratagraph eval qa``: answering workflows over one dataset, side by side in one run.
+
+Metrics (percent), over the questions that have accepted answers:
+
+* ``em`` / ``f1``: SQuAD's exact match and token F1 after its normalisation (lower case, punctuation and
+  articles removed, white space folded), the best over a question's accepted answers; an answer the workflow
+  marks not found scores 0;
+* ``found_rate``: the share of questions answered (``found`` true);
+* ``llm_calls``: requests sent to the chat model in all (0 without one); ``p50_ms`` / ``p95_ms``: wall time of
+  one question, after one warm-up question per workflow;
+* ``first_half`` / ``second_half``: the same over each half of the questions, in file order; ``kinds`` per kind
+  of question when the dataset has kinds.
+
+``first_sentence`` is a baseline, accepted as a name: the first sentence of the top-1 ``vector`` chunk.
+Only ``eval/`` reads gold answers.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import string
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from stratagraph.config import Settings
+from stratagraph.eval.datasets import DatasetError, Question, load_dataset
+from stratagraph.eval.retrieval import ensure_store, percentile
+
+__all__ = ["BASELINE", "evaluate_qa", "exact_match", "f1_score", "normalize_answer"]
+
+BASELINE = "first_sentence"
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD's normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def exact_match(prediction: str, gold: str) -> float:
+    return float(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def f1_score(prediction: str, gold: str) -> float:
+    pred, truth = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    common = Counter(pred) & Counter(truth)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(pred), same / len(truth)
+    return 2 * precision * recall / (precision + recall)
+
+
+def best(metric: Callable[[str, str], float], prediction: str, answers: Sequence[str]) -> float:
+    return max((metric(prediction, a) for a in answers), default=0.0)
+
+
+class QARun(BaseModel):
+    id: str
+    answer: str
+    found: bool
+    ms: float
+    llm_calls: int = 0
+
+
+def _metrics(questions: Sequence[Question], runs: Sequence[QARun]) -> dict[str, float]:
+    pairs = [(q, r) for q, r in zip(questions, runs, strict=True) if q.answers]
+    n = max(len(pairs), 1)
+    em = sum(best(exact_match, r.answer, q.answers) if r.found else 0.0 for q, r in pairs)
+    f1 = sum(best(f1_score, r.answer, q.answers) if r.found else 0.0 for q, r in pairs)
+    times = [r.ms for r in runs]
+    return {
+        "em": round(100 * em / n, 1),
+        "f1": round(100 * f1 / n, 1),
+        "found_rate": round(100 * sum(r.found for _, r in pairs) / n, 1),
+        "llm_calls": sum(r.llm_calls for r in runs),
+        "p50_ms": round(statistics.median(times), 1) if times else 0.0,
+        "p95_ms": round(percentile(times, 95), 1),
+    }
+
+
+def summarize_qa(questions: Sequence[Question], runs: Sequence[QARun]) -> dict[str, Any]:
+    out: dict[str, Any] = _metrics(questions, runs)
+    half = len(questions) // 2
+    if half:
+        out["first_half"] = _metrics(questions[:half], runs[:half])
+        out["second_half"] = _metrics(questions[half:], runs[half:])
+    kinds = sorted({q.kind for q in questions if q.kind})
+    if kinds:
+        out["kinds"] = {
+            kind: {"questions": sum(1 for q in questions if q.kind == kind)}
+            | _metrics(*zip(*[(q, r) for q, r in zip(questions, runs, strict=True) if q.kind == kind], strict=True))  # type: ignore[arg-type]
+            for kind in kinds
+        }
+    return out
+
+
+def _first_sentence(svc: Any, question: str) -> tuple[str, bool, int]:
+    from stratagraph.agents.extract import sentences
+    from stratagraph.retrieval import retrieve
+
+    top = retrieve(svc.retrieval, "vector", question, k=1).evidence
+    sents = sentences(top)
+    return (sents[0].text, True, 0) if sents else ("", False, 0)
+
+
+def evaluate_qa(
+    dataset_name: str,
+    workflows: Sequence[str],
+    settings: Settings,
+    limit: int | None = None,
+    chat_model: Any = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    """The ``eval qa`` report: ``{"dataset", "questions", "results": {workflow: metrics}}``."""
+    from stratagraph.services import Services
+    from stratagraph.workflows import ANSWERING, ask, workflow_name
+
+    names = []
+    for w in workflows:
+        if w == BASELINE:
+            names.append(w)
+            continue
+        try:
+            short = workflow_name(w)
+        except ValueError as exc:
+            raise DatasetError(f"{exc} or {BASELINE}") from exc
+        if short not in ANSWERING:
+            raise DatasetError(f"{w!r} does not answer questions; choose from {', '.join([*ANSWERING, BASELINE])}")
+        names.append(short)
+    dataset = load_dataset(dataset_name, limit=limit)
+    if not any(q.answers for q in dataset.questions):
+        raise DatasetError(f"dataset {dataset.name} has no answers: eval qa needs accepted answers (eval retrieval does not)")
+    eval_settings = ensure_store(dataset, settings, progress)
+    svc = Services(eval_settings, chat_model=chat_model)
+    results: dict[str, Any] = {}
+    try:
+        for i, name in enumerate(names):
+            if progress is not None:
+                progress(f"eval qa {name}", i, len(names))
+
+            def run(question: str, name: str = name) -> tuple[str, bool, int]:
+                if name == BASELINE:
+                    return _first_sentence(svc, question)
+                answer = ask(svc, name, question)
+                return answer.answer, answer.found, answer.usage.llm_calls
+
+            run(dataset.questions[0].question)  # warm-up: models, caches
+            runs = []
+            for q in dataset.questions:
+                started = time.perf_counter()
+                text, found, calls = run(q.question)
+                runs.append(QARun(id=q.id, answer=text, found=found, ms=(time.perf_counter() - started) * 1000, llm_calls=calls))
+            results[name] = summarize_qa(dataset.questions, runs)
+            results[name]["answers"] = {r.id: {"answer": r.answer, "found": r.found} for r in runs}
+    finally:
+        svc.close()
+    return {"dataset": dataset.name, "questions": len(dataset.questions), "results": results}
+
+
+def format_qa(report: dict[str, Any]) -> str:
+    """The report as an aligned text table (one row per workflow)."""
+    head = ["workflow", "em", "f1", "found_rate", "llm_calls", "p50_ms", "p95_ms", "1st half f1", "2nd half f1"]
+    rows = [
+        [name, r["em"], r["f1"], r["found_rate"], r["llm_calls"], r["p50_ms"], r["p95_ms"],
+         r.get("first_half", {}).get("f1", ""), r.get("second_half", {}).get("f1", "")]
+        for name, r in report["results"].items()
+    ]  # fmt: skip
+    widths = [max(len(str(v)) for v in col) for col in zip(head, *rows, strict=True)]
+    lines = [f"{report['dataset']} ({report['questions']} questions)"]
+    for cells in (head, *rows):
+        lines.append(str(cells[0]).ljust(widths[0]) + "".join(str(v).rjust(w + 2) for v, w in zip(cells[1:], widths[1:], strict=True)))
+    return "\n".join(lines)
