@@ -77,6 +77,9 @@ class Settings(BaseSettings):
     similar_top_k: int = Field(default=3, ge=0, description="SIMILAR edges per chunk, to other documents (CG-RAG §4.2.2)")
     similar_min_score: float = Field(default=0.55, ge=0.0, description="least sparse + dense score of a SIMILAR edge")
     citation_top_k: int = Field(default=2, ge=0, description="chunks of a cited document each citing chunk links to")
+    # answering workflows
+    tqr_max_turns: int = Field(default=4, ge=1, description="think-query-retrieve turns at most (BiG-RAG §4.4)")
+    kag_max_rounds: int = Field(default=3, ge=1, description="KAG solver plan-reason-reflect rounds at most (KAG Alg. 1)")
     json_title_field: str = "title"
     json_text_field: str = "text"
     json_id_field: str = "id"
