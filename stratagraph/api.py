@@ -12,10 +12,10 @@ from stratagraph.config import Settings
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-
-    from stratagraph.answers import Answer
     from langchain_core.tools import BaseTool
 
+    from stratagraph.answers import Answer
+    from stratagraph.conversation import Conversation
     from stratagraph.retrieval import RetrievalContext, RetrievalResult
     from stratagraph.retrieval.langchain import GraphRetriever
 from stratagraph.graph_store.base import DeleteSummary, GraphCounts, GraphStore
@@ -156,6 +156,21 @@ class StrataGraph:
         if not isinstance(question, str) or not question.strip():
             raise ValueError("the question is empty")
         return ask(self.services, strategy or DEFAULT_WORKFLOW, question.strip(), dict(filters or {}) or None, k)
+
+    def chat(self, thread_id: str | None = None) -> Conversation:
+        """A conversation (the ``chat`` workflow: rewrite, route, answer) remembered in the store under
+        ``thread_id`` (a new one when None): ``.ask(message) -> Answer``, ``.stream(message)``, ``.history()``."""
+        from stratagraph.conversation import Conversation
+
+        return Conversation(self.services, thread_id)
+
+    def threads(self) -> list[dict[str, Any]]:
+        """The conversation threads the store remembers."""
+        return self.services.checkpoints.threads()
+
+    def delete_thread(self, thread_id: str) -> bool:
+        """Forget a conversation thread; False when there was none."""
+        return self.services.checkpoints.delete(thread_id)
 
     def workflow(self, name: str):  # noqa: ANN201 - a compiled LangGraph graph
         """A compiled LangGraph workflow by its name or module (DESIGN.md names table); invoke it with

@@ -242,8 +242,8 @@ def ask(
         typer.Option(
             "--strategy",
             "-s",
-            help="An answering workflow (tqr, kag, bag, lesegr, hybrid); with --retrieve-only a retrieval "
-            "strategy (default: default).",
+            help="An answering workflow (auto, tqr, kag, bag, lesegr, hybrid; default auto, which routes the "
+            "question); with --retrieve-only a retrieval strategy (default: default).",
             show_default=False,
         ),
     ] = None,
@@ -252,6 +252,10 @@ def ask(
     ] = False,
     k: Annotated[Optional[int], typer.Option("--k", min=1, help="How many chunks of evidence.")] = None,  # noqa: UP045
     filters: FilterOpt = [],  # noqa: B006
+    thread: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--thread", help="Answer as one turn of this conversation thread (strategy auto).", show_default=False),
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -264,9 +268,14 @@ def ask(
         _retrieve_only(question, strategy or "default", k or 5, where, store, as_json)
         return
     from stratagraph.llm import LLMUnavailable
-    from stratagraph.workflows import ANSWERING, DEFAULT_WORKFLOW, get_workflow, workflow_name
+    from stratagraph.workflows import ANSWERING, get_workflow, workflow_name
 
-    name = strategy or DEFAULT_WORKFLOW
+    if thread is not None or (strategy or "auto") == "auto":
+        if strategy not in (None, "auto"):
+            _fail("--thread holds a conversation, which routes each question itself (strategy auto)", code=2)
+        _converse_once(question, thread, store, as_json)
+        return
+    name = strategy or "auto"
     try:
         name = workflow_name(name)
     except ValueError:
@@ -299,6 +308,47 @@ def ask(
     _emit(answer.model_dump(mode="json"), as_json, answer.render())
 
 
+def _print_event(event: Any, streamed: list[bool]) -> None:
+    """A conversation event on the terminal: node updates to stderr, reply tokens to stdout as they come."""
+    if event.kind == "node" and event.node is not None:
+        e = event.node
+        err.print(f"[dim]{e.node}[/dim] {e.decision} ({e.ms:.0f} ms)" + (f" [yellow]fallback: {e.fallback}[/yellow]" if e.fallback else ""))
+    elif event.kind == "token":
+        if not streamed[0]:
+            streamed[0] = True
+        sys.stdout.write(event.token)
+        sys.stdout.flush()
+
+
+def _converse_once(question: str, thread: str | None, store: Path | None, as_json: bool) -> None:
+    """One turn of the chat workflow: in a remembered thread, or (no thread) without memory."""
+    from stratagraph.conversation import Conversation
+    from stratagraph.llm import LLMUnavailable
+
+    with _session(store, as_json) as sg:
+        convo = sg.chat(thread) if thread else Conversation.ephemeral(sg.services)
+        streamed = [False]
+        final = None
+        try:
+            for event in convo.stream(question):
+                if event.kind == "answer":
+                    final = event
+                elif not as_json:
+                    _print_event(event, streamed)
+                elif event.kind == "node" and event.node is not None:
+                    err.print(f"[dim]{event.node.node}[/dim] {event.node.decision} ({event.node.ms:.0f} ms)")
+        except LLMUnavailable as exc:
+            _fail(str(exc))
+    if final is None or final.answer is None:  # pragma: no cover - every turn ends in an answer
+        _fail("the conversation gave no answer")
+    if as_json:
+        print(json.dumps({**final.answer.model_dump(mode="json"), "thread_id": convo.thread_id if thread else None}))
+    elif streamed[0]:
+        print()
+    else:
+        print(final.reply or final.answer.render())
+
+
 def _retrieve_only(question: str, strategy: str, k: int, where: dict[str, str], store: Path | None, as_json: bool) -> None:
     from stratagraph.retrieval import STRATEGIES, RetrievalError
 
@@ -329,6 +379,74 @@ def _retrieve_only(question: str, strategy: str, k: int, where: dict[str, str], 
     if not result.evidence:
         lines.append("(no evidence: the store is empty or nothing matched)")
     _emit({"question": question, "strategy": strategy, "evidence": evidence}, as_json, "\n".join(lines))
+
+
+@app.command()
+def chat(
+    thread: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--thread", help="Resume (or start) this conversation thread; default: a new one.", show_default=False),
+    ] = None,
+    store: StoreOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Hold a conversation over the store's documents (each question rewritten, routed and answered with
+    citations); the thread is remembered in the store and resumes after a restart. Empty line or Ctrl-D ends."""
+    from rich.console import Console
+    from rich.prompt import Prompt
+
+    from stratagraph.llm import LLMUnavailable
+
+    _logging(verbose)
+    out = Console(highlight=False)
+    with _session(store, False) as sg:
+        convo = sg.chat(thread)
+        earlier = convo.history()
+        out.print(f"[bold]thread {convo.thread_id}[/bold]" + (f" ({len(earlier)} messages so far)" if earlier else " (new)"))
+        while True:
+            try:
+                message = Prompt.ask("[bold cyan]you[/bold cyan]", console=out).strip()
+            except (EOFError, KeyboardInterrupt):
+                break
+            if not message:
+                break
+            streamed = [False]
+            try:
+                for event in convo.stream(message):
+                    if event.kind == "answer" and event.answer is not None:
+                        if streamed[0]:
+                            out.print()
+                        else:
+                            out.print(event.reply or event.answer.render())
+                    else:
+                        _print_event(event, streamed)
+            except LLMUnavailable as exc:
+                err.print(f"[red]{exc}[/red]")
+    out.print(f"(resume with: stratagraph chat --thread {convo.thread_id})")
+
+
+threads_app = typer.Typer(help="The conversation threads the store remembers.", invoke_without_command=True)
+app.add_typer(threads_app, name="threads")
+
+
+@threads_app.callback()
+def threads(ctx: typer.Context, store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """List the conversation threads (id, checkpoints)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with _session(store, as_json) as sg:
+        rows = sg.threads()
+    human = "\n".join(f"{r['thread_id']}  ({r['checkpoints']} checkpoints)" for r in rows) or "(no threads)"
+    _emit({"threads": rows}, as_json, human)
+
+
+@threads_app.command("delete")
+def threads_delete(thread_id: Annotated[str, typer.Argument(help="The thread to forget.")], store: StoreOpt = None) -> None:
+    """Forget one conversation thread."""
+    with _session(store, False) as sg:
+        if not sg.delete_thread(thread_id):
+            _fail(f"unknown thread {thread_id!r}", code=2)
+    err.print(f"deleted thread {thread_id}")
 
 
 eval_app = typer.Typer(help="Measure retrieval or answering on a benchmark dataset.", no_args_is_help=True)

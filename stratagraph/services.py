@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from stratagraph.graph_store.base import GraphStore
+    from stratagraph.graph_store.checkpoints import Checkpoints
     from stratagraph.graph_store.llm_cache import LLMCache
     from stratagraph.graph_store.vectors import VectorStore
     from stratagraph.ingest.extractors.base import Extractor
@@ -87,6 +88,13 @@ class Services:
         return self._get("llm_store", lambda: LLMCache.from_settings(self.settings))  # type: ignore[return-value]
 
     @property
+    def checkpoints(self) -> Checkpoints:
+        """The store's conversation memory (``<home>/checkpoints.sqlite``)."""
+        from stratagraph.graph_store.checkpoints import Checkpoints
+
+        return self._get("checkpoints", lambda: Checkpoints.from_settings(self.settings))  # type: ignore[return-value]
+
+    @property
     def extractor(self) -> Extractor:
         """The knowledge extractor ``settings.extractor`` asks for (``auto``: the LLM one when a chat model
         is configured, else spaCy)."""
@@ -110,7 +118,7 @@ class Services:
     def close(self) -> None:
         with self._lock:
             self._open.pop("retrieval", None)  # its caches belong to the stores closed below
-            for name in ("extractor", "llm_store", "graph", "vectors"):
+            for name in ("extractor", "llm_store", "checkpoints", "graph", "vectors"):
                 close = getattr(self._open.pop(name, None), "close", None)
                 if close is not None:
                     close()

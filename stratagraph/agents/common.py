@@ -14,7 +14,6 @@ Nodes reach the stores only through the tools (``step.tool``) or the retrieval f
 
 from __future__ import annotations
 
-import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, NotRequired, TypedDict, TypeVar
@@ -34,6 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AnswerOutput",
+    "NewTurn",
+    "NewTurnUsage",
+    "add_trace",
     "BaseState",
     "QuestionInput",
     "Step",
@@ -47,9 +49,26 @@ T = TypeVar("T", bound=BaseModel)
 
 
 # ------------------------------------------------------------------------------------------ state
+class NewTurn(list):  # noqa: FURB189 - a list that says "start over"
+    """Trace entries that start a new turn of a conversation: the ``trace`` reducer replaces, not appends."""
+
+
+class NewTurnUsage(LLMUsage):
+    """Usage that starts a new turn of a conversation: the ``usage`` reducer replaces, not adds."""
+
+
 def add_usage(old: LLMUsage | None, new: LLMUsage | None) -> LLMUsage:
-    """Reducer: requests and tokens add up over the run."""
+    """Reducer: requests and tokens add up over the run (a new conversation turn starts from zero)."""
+    if isinstance(new, NewTurnUsage):
+        return LLMUsage(**new.model_dump())
     return (old or LLMUsage()).add(new or LLMUsage())
+
+
+def add_trace(old: list[TraceEntry] | None, new: list[TraceEntry] | None) -> list[TraceEntry]:
+    """Reducer: trace entries in the order the nodes ran (a new conversation turn starts afresh)."""
+    if isinstance(new, NewTurn):
+        return list(new)
+    return [*(old or []), *(new or [])]
 
 
 def merge_evidence(old: list[Evidence] | None, new: list[Evidence] | None) -> list[Evidence]:
@@ -84,7 +103,7 @@ class BaseState(TypedDict, total=False):
     filters: dict[str, Any]
     k: int
     evidence: Annotated[list[Evidence], merge_evidence]
-    trace: Annotated[list[TraceEntry], operator.add]
+    trace: Annotated[list[TraceEntry], add_trace]
     usage: Annotated[LLMUsage, add_usage]
     answer: Answer
 
@@ -226,9 +245,10 @@ def _jsonable(value: Any) -> Any:
 NodeFn = Callable[[Mapping[str, Any], Step], Mapping[str, Any] | None]
 
 
-def agent_node(name: str) -> Callable[[NodeFn], Callable[..., dict[str, Any]]]:
+def agent_node(name: str, starts_turn: bool = False) -> Callable[[NodeFn], Callable[..., dict[str, Any]]]:
     """Wrap ``fn(state, step) -> update`` as a LangGraph node ``(state, runtime) -> update`` that appends the
-    node's trace entry and usage (and completes a final ``answer`` with the run's trace and usage)."""
+    node's trace entry and usage (and completes a final ``answer`` with the run's trace and usage). A node that
+    ``starts_turn`` (a conversation's first node) starts the trace and the usage afresh."""
 
     def wrap(fn: NodeFn) -> Callable[..., dict[str, Any]]:
         def node(state: dict[str, Any], runtime: Runtime[Services]) -> dict[str, Any]:
@@ -236,16 +256,21 @@ def agent_node(name: str) -> Callable[[NodeFn], Callable[..., dict[str, Any]]]:
             started = time.perf_counter()
             update = dict(fn(state, step) or {})
             entry = step.entry((time.perf_counter() - started) * 1000)
-            update["trace"] = [entry]
-            if step.usage.llm_calls:
-                update["usage"] = step.usage
+            if starts_turn:
+                update["trace"] = NewTurn([entry])
+                update["usage"] = NewTurnUsage(**step.usage.model_dump())
+                state = {**state, "trace": [], "usage": LLMUsage()}
+            else:
+                update["trace"] = [*update.get("trace", []), entry]
+                if step.usage.llm_calls or "usage" in update:
+                    update["usage"] = add_usage(update.get("usage"), step.usage)
             answer = update.get("answer")
             if isinstance(answer, Answer):
                 update["answer"] = answer.model_copy(
                     update={
                         "question": answer.question or str(state.get("question") or ""),
-                        "trace": [*state.get("trace", []), entry],
-                        "usage": add_usage(state.get("usage"), step.usage),
+                        "trace": [*state.get("trace", []), *update["trace"]],
+                        "usage": add_usage(state.get("usage"), update.get("usage")),
                     }
                 )
             return update

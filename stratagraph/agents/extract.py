@@ -17,6 +17,8 @@ KAG's ``Output`` without a generator) is fixed here as a documented rule:
    contains are not answers. The best one is the answer, cited with its sentence. A sentence holding under
    :data:`MIN_RELEVANCE` of the question's content words does not answer it: when no sentence reaches it the
    answer is "not found".
+   A number of the measure the question names (a percentage, an amount of money, a count) wins over
+   another kind of number.
 4. Choices ("which came first, A or B?") and yes/no questions are decided in code, not picked
    (:func:`choose` and :func:`yes_no` in :mod:`stratagraph.agents.compute`).
 """
@@ -32,7 +34,7 @@ from typing import Any
 
 from stratagraph.answers import Citation
 from stratagraph.retrieval.base import Evidence
-from stratagraph.text.nlp import load_nlp
+from stratagraph.text.nlp import NUMERIC_LABELS, load_nlp
 
 __all__ = [
     "AnswerType",
@@ -102,6 +104,7 @@ class QuestionShape:
     content: dict[str, float]  # content lemma -> weight (proper nouns 2, others 1)
     options: list[str] = field(default_factory=list)  # a choice's alternatives, as written
     focus: str = ""  # the noun after which/what, or the how-word
+    measure: str = ""  # for a number: "percent", "money" or "count" when the question says which
 
 
 def _choice_options(question: str) -> list[str]:
@@ -116,9 +119,34 @@ def _choice_options(question: str) -> list[str]:
     return options if all(o and len(o.split()) <= 12 for o in options) else []
 
 
+_PERCENT_WORDS = re.compile(r"\b(percent|percentage|share|proportion|%|margin|rate)\b", re.IGNORECASE)
+_MONEY_WORDS = re.compile(r"\b(how much|budget|cost|spend|spending|spent|revenue|price|pay|paid|fund|funding|income|"
+                          r"expense|salary|sales|profit|dollars?|euros?)\b", re.IGNORECASE)  # fmt: skip
+_COUNT_WORDS = re.compile(r"\bhow many\b", re.IGNORECASE)
+#: the spaCy labels a number of each measure comes as (a table cell is CARDINAL whatever it counts)
+MEASURE_LABELS = {"percent": {"PERCENT"}, "money": {"MONEY", "CARDINAL"}, "count": {"CARDINAL", "QUANTITY"}}
+
+
+def _measure(question: str) -> str:
+    if _PERCENT_WORDS.search(question):
+        return "percent"
+    if _COUNT_WORDS.search(question):
+        return "count"
+    if _MONEY_WORDS.search(question):
+        return "money"
+    return ""
+
+
 @lru_cache(maxsize=512)
 def question_shape(question: str) -> QuestionShape:
     """The expected answer type and content words of a question (module docstring, rule 1)."""
+    shape = _shape(question)
+    if shape.type == AnswerType.NUMBER:
+        shape.measure = _measure(question)
+    return shape
+
+
+def _shape(question: str) -> QuestionShape:
     doc = load_nlp()(question)
     content: dict[str, float] = {}
     for tok in doc:
@@ -219,6 +247,12 @@ def _table_row(offset: int, line: str, nlp: Any) -> Parsed:
     return offset, offset + len(line.rstrip()), _lemmas(nlp(line.replace(";", " "))), tuple(spans), tuple(columns)
 
 
+def _np_label(chunk: Any) -> str:
+    """"PROPN" for a noun phrase of proper nouns (a name the tagger did not label), else "NP"."""
+    words = [t for t in chunk if t.pos_ not in ("DET", "PUNCT")]
+    return "PROPN" if words and all(t.pos_ == "PROPN" for t in words) else "NP"
+
+
 @lru_cache(maxsize=4096)
 def _parse(text: str) -> tuple[Parsed, ...]:
     """Sentences of a chunk text, cached by text: prose split into lines, then by spaCy within a line (so a
@@ -237,7 +271,7 @@ def _parse(text: str) -> tuple[Parsed, ...]:
             while end > start and text[end - 1].isspace():
                 end -= 1
             spans = [(offset + e.start_char, offset + e.end_char, e.label_) for e in sent.ents]
-            spans += [(offset + nc.start_char, offset + nc.end_char, "NP") for nc in sent.noun_chunks
+            spans += [(offset + nc.start_char, offset + nc.end_char, _np_label(nc)) for nc in sent.noun_chunks
                       if not any(t.pos_ == "PRON" for t in nc)]  # fmt: skip
             out.append((start, end, _lemmas(sent), tuple(spans), ()))
     return tuple(sorted(out, key=lambda p: p[0]))
@@ -259,12 +293,51 @@ def sentences(evidence: Sequence[Evidence]) -> list[Sentence]:
     return out
 
 
+_CAPITAL_RUN = re.compile(r"\b[A-Z][\w&'-]*(?:\s+(?:of|and|for|&)?\s*[A-Z][\w&'-]*)*")
+
+
+@lru_cache(maxsize=8192)
+def _acronyms(text: str) -> frozenset[str]:
+    """The acronyms a text spells out: the initials of its runs of capitalised words ("Chief Financial
+    Officer" -> "cfo", "Research and Development" -> "rd" and "r&d"), lower-cased."""
+    out = set()
+    for run in _CAPITAL_RUN.findall(text):
+        words = [w for w in re.split(r"\s+", run) if w and w[0].isupper()]
+        if len(words) >= 2:
+            out.add("".join(w[0] for w in words).lower())
+    return frozenset(out)
+
+
+def _term_positions(sentence: Sentence, shape: QuestionShape) -> list[int]:
+    """Where in the chunk text the sentence states the question's content words (a word's stem, or the
+    spelled-out form of an acronym), as character offsets."""
+    text, out = sentence.text, []
+    for lemma in shape.content:
+        if lemma.isalpha() and 2 <= len(lemma) <= 5:
+            for run in _CAPITAL_RUN.finditer(text):
+                words = [w for w in re.split(r"\s+", run.group(0)) if w and w[0].isupper()]
+                if len(words) >= 2 and "".join(w[0] for w in words).lower() == lemma:
+                    out.append(sentence.start + run.start())
+        stem = lemma[:5]
+        if len(stem) >= 3:
+            out += [sentence.start + m.start() for m in re.finditer(re.escape(stem), text, re.IGNORECASE)]
+    return out
+
+
+def _holds(sentence: Sentence, lemma: str) -> bool:
+    if lemma in sentence.lemmas:
+        return True
+    # a question's acronym ("CFO") is held by a sentence that spells it out ("Chief Financial Officer")
+    return lemma.isalpha() and 2 <= len(lemma) <= 5 and lemma in _acronyms(sentence.text)
+
+
 def relevance(sentence: Sentence, shape: QuestionShape) -> float:
-    """The weighted share of the question's content words the sentence holds (rule 2)."""
+    """The weighted share of the question's content words the sentence holds (rule 2; an acronym of the
+    question counts as held by a sentence that spells it out)."""
     total = sum(shape.content.values())
     if total <= 0:
         return 0.0
-    return sum(w for lemma, w in shape.content.items() if lemma in sentence.lemmas) / total
+    return sum(w for lemma, w in shape.content.items() if _holds(sentence, lemma)) / total
 
 
 def citation(sentence: Sentence) -> Citation:
@@ -326,12 +399,23 @@ def extract_answer(question: str, evidence: Sequence[Evidence], focus: str | Non
         if rel < MIN_RELEVANCE:
             continue
         for start, end, label in sent.spans:
-            if label not in labels and not (kind == AnswerType.THING and label == "NP"):
+            named = kind in (AnswerType.PERSON, AnswerType.ORG, AnswerType.PLACE) and label == "PROPN"
+            if label not in labels and not named and not (kind == AnswerType.THING and label in ("NP", "PROPN")):
                 continue
             span = _tidy(sent.evidence.text[start:end])
             if not span or _in_question(span, asked) or _in_question(span, question):
                 continue
-            score = rel * prior + (0.05 if label != "NP" else 0.0)  # a named entity over a bare noun phrase
+            if label in ("NP", "PROPN") and any(
+                a < end and start < b and other in NUMERIC_LABELS and other not in labels for a, b, other in sent.spans
+            ):  # a phrase the tagger labelled a date or an amount
+                continue
+            # a labelled entity over an unlabelled name over a bare noun phrase
+            score = rel * prior + (0.03 if label not in ("NP", "PROPN") else 0.02 if label == "PROPN" else 0.0)
+            if shape.measure:  # a number of the kind the question asks for over another
+                score += 0.1 if label in MEASURE_LABELS[shape.measure] else -0.2
+            near = [p for p in _term_positions(sent, shape) if not start <= p < end]
+            if near:  # the candidate nearest the question's words in its sentence
+                score += 0.05 * (1 - min(min(abs(p - start) for p in near), 200) / 200)
             header = sent.columns.get(start)
             if header is not None:  # a table cell: the column the question names wins
                 score += 0.1 * _overlap(header, shape)

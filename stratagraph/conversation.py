@@ -1,0 +1,100 @@
+"""A conversation with the ``chat`` workflow, remembered in the store: what ``StrataGraph.chat`` returns and
+what ``stratagraph chat`` / ``ask --thread`` drive.
+
+Each :class:`Conversation` is one thread of the store's SQLite checkpointer (``<home>/checkpoints.sqlite``):
+resuming a thread id in another process (or after a restart) continues with its history, and many threads
+can run at once on one store.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from langchain_core.messages import AIMessageChunk, BaseMessage, HumanMessage
+
+from stratagraph.answers import Answer, TraceEntry
+
+if TYPE_CHECKING:
+    from stratagraph.services import Services
+
+__all__ = ["Conversation", "Event"]
+
+
+@dataclass
+class Event:
+    """What a streamed turn yields: a token of the reply, a node's trace entry, or the final answer."""
+
+    kind: Literal["token", "node", "answer"]
+    token: str = ""
+    node: TraceEntry | None = None
+    answer: Answer | None = None
+    reply: str = ""  # with the answer: the reply message's text
+
+
+class Conversation:
+    """One thread of the chat workflow, compiled with the store's checkpointer."""
+
+    def __init__(self, services: Services, thread_id: str | None = None, *, remember: bool = True) -> None:
+        from stratagraph.workflows.chat import compile_graph
+
+        self.services = services
+        self.thread_id = thread_id or uuid.uuid4().hex[:12]
+        self.graph = compile_graph(services.checkpoints.saver if remember else None)
+
+    @classmethod
+    def ephemeral(cls, services: Services) -> Conversation:
+        """A one-turn conversation that is not remembered (``ask`` without ``--thread``)."""
+        return cls(services, remember=False)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {"configurable": {"thread_id": self.thread_id}}
+
+    def ask(self, message: str) -> Answer:
+        """One turn: the message in, the cited answer out (the reply is in :meth:`history`)."""
+        out = self.graph.invoke({"messages": [HumanMessage(content=message)]}, config=self.config, context=self.services)
+        return out["answer"]
+
+    def stream(self, message: str) -> Iterator[Event]:
+        """One turn, streamed: the reply's tokens as the chat model writes them (with a chat model), every
+        node's trace entry as it finishes (the routed workflow's nodes too), then the answer. Without a chat
+        model the reply arrives whole."""
+        answer: Answer | None = None
+        reply = ""
+        seen: set[tuple[str, str, float]] = set()
+        for _namespace, mode, chunk in self.graph.stream(
+            {"messages": [HumanMessage(content=message)]},
+            config=self.config,
+            context=self.services,
+            stream_mode=["messages", "updates"],
+            subgraphs=True,
+        ):
+            if mode == "messages":
+                msg, meta = chunk
+                if isinstance(msg, AIMessageChunk) and meta.get("langgraph_node") == "respond" and msg.content:
+                    yield Event(kind="token", token=str(msg.content))
+                continue
+            for node, value in chunk.items():
+                if not isinstance(value, dict):
+                    continue
+                for entry in value.get("trace", []):
+                    key = (entry.node, entry.decision, entry.ms)
+                    if key not in seen:
+                        seen.add(key)
+                        yield Event(kind="node", node=entry)
+                if node == "respond" and isinstance(value.get("answer"), Answer):
+                    answer = value["answer"]
+                if node == "attach":
+                    reply = str(value["messages"][-1].content)
+        if answer is not None:
+            yield Event(kind="answer", answer=answer, reply=reply)
+
+    def history(self) -> list[BaseMessage]:
+        """The thread's messages so far."""
+        if self.graph.checkpointer is None:
+            return []
+        state = self.graph.get_state(self.config)
+        return list(state.values.get("messages", [])) if state and state.values else []
