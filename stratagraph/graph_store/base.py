@@ -91,6 +91,16 @@ class StoreUnavailable(RuntimeError):
     """The backing database cannot be reached or opened (after retries where retrying can help)."""
 
 
+class StoreInfo(BaseModel):
+    """Which backend a store is and what its server can do (``stratagraph stats`` prints it)."""
+
+    backend: str  # "sqlite" | "neo4j"
+    location: str  # a file path, or a URI and database
+    server: str | None = None  # the server's agent string, for a server backend
+    capabilities: dict[str, bool] = Field(default_factory=dict)  # feature -> available (and in use)
+    skipped: list[str] = Field(default_factory=list)  # what the server lacks, one line each
+
+
 class GraphStore(ABC):
     """Abstract graph store. Methods take and return schema models; ids are plain strings."""
 
@@ -183,6 +193,10 @@ class GraphStore(ABC):
     # ---------------------------------------------------------------- summaries
     @abstractmethod
     def counts(self) -> GraphCounts: ...
+
+    def info(self) -> StoreInfo:
+        """The backend, where it lives and what its server can do."""
+        return StoreInfo(backend=type(self).__name__, location=repr(self))
 
     @abstractmethod
     def export(self) -> dict[str, Any]:

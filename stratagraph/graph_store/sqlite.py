@@ -29,6 +29,7 @@ from stratagraph.graph_store.base import (
     EdgeRow,
     GraphCounts,
     GraphStore,
+    StoreInfo,
     StoreUnavailable,
 )
 from stratagraph.graph_store.semantics import (
@@ -495,6 +496,9 @@ class SQLiteGraphStore(GraphStore):
         return int(self._conn().execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
 
     # ---------------------------------------------------------------- summaries
+    def info(self) -> StoreInfo:
+        return StoreInfo(backend="sqlite", location=str(self.path))
+
     def counts(self) -> GraphCounts:
         with self._read() as conn:
             nodes = dict(conn.execute("SELECT label, COUNT(*) FROM nodes GROUP BY label").fetchall())
