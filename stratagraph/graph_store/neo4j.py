@@ -85,6 +85,7 @@ BATCH_ROWS = 5000  # rows per UNWIND statement of a write
 NODE_RESERVED = frozenset({"id", "label", "doc_ids", "props"})
 EDGE_RESERVED = frozenset({"id", "key", "weight", "doc_ids", "props"})
 _INT64 = (-(2**63), 2**63 - 1)
+BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 _BUMP = f"MERGE (m:{META} {{key: 'generation'}}) SET m.value = coalesce(m.value, 0) + 1"
 _ENSURE_COUNTER = f"MERGE (m:{META} {{key: 'generation'}}) ON CREATE SET m.value = 0"
@@ -207,6 +208,11 @@ class Neo4jGraphStore(GraphStore):
         self.page_size = page_size
         self.batch_rows = batch_rows
         self._closed = False
+        scheme = uri.split("://", 1)[0].lower() if "://" in uri else ""
+        if scheme not in BOLT_SCHEMES:
+            raise StoreUnavailable(
+                f"graph store {self._where()}: invalid Neo4j URI: the scheme must be one of {', '.join(BOLT_SCHEMES)}"
+            )
         try:
             self._driver = GraphDatabase.driver(
                 uri,
@@ -216,7 +222,7 @@ class Neo4jGraphStore(GraphStore):
                 connection_acquisition_timeout=max(connection_timeout, 30.0),
             )
         except (ValueError, ConfigurationError) as exc:
-            raise StoreUnavailable(f"graph store {self._where()}: invalid Neo4j URI or settings: {exc}") from exc
+            raise StoreUnavailable(f"graph store {self._where()}: invalid Neo4j URI or settings: {_one_line(exc)}") from exc
         try:
             with self._errors():
                 self._server = self._driver.get_server_info().agent
@@ -263,20 +269,22 @@ class Neo4jGraphStore(GraphStore):
         try:
             yield
         except AuthError as exc:
-            raise StoreUnavailable(f"{where} refused the credentials of user {self.user!r}: {exc.message}") from exc
+            raise StoreUnavailable(
+                f"{where} refused the credentials of user {self.user!r}: {_one_line(exc.message)}"
+            ) from exc
         except IncompleteCommit as exc:
             raise StoreUnavailable(
                 f"{where}: the connection dropped while committing a write (the transaction is atomic: it was "
-                f"applied whole or not at all; run the command again): {exc}"
+                f"applied whole or not at all; run the command again): {_one_line(exc)}"
             ) from exc
         except (ServiceUnavailable, SessionExpired) as exc:
-            raise StoreUnavailable(f"{where} is unreachable: {exc}") from exc
+            raise StoreUnavailable(f"{where} is unreachable: {_one_line(exc)}") from exc
         except ClientError as exc:
             if exc.code and "DatabaseNotFound" in exc.code:
-                raise StoreUnavailable(f"{where}: the database does not exist ({exc.message})") from exc
+                raise StoreUnavailable(f"{where}: the database does not exist ({_one_line(exc.message)})") from exc
             raise
         except DriverError as exc:
-            raise StoreUnavailable(f"{where}: {type(exc).__name__}: {exc}") from exc
+            raise StoreUnavailable(f"{where}: {type(exc).__name__}: {_one_line(exc)}") from exc
 
     def _write(self, work: Callable[[ManagedTransaction], T]) -> T:
         """``work`` in one managed write transaction that first bumps the generation counter (which also
@@ -841,6 +849,12 @@ class Neo4jGraphStore(GraphStore):
 
         work_with_timeout = neo4j.unit_of_work(timeout=timeout)(work)
         return self._read(work_with_timeout)
+
+
+def _one_line(error: BaseException | str | None) -> str:
+    """A driver message on one line: its last non-empty line (where the driver puts the reason)."""
+    lines = [line.strip() for line in str(error or "").splitlines() if line.strip()]
+    return lines[-1] if lines else type(error).__name__
 
 
 def _as_int(value: Any) -> int:
