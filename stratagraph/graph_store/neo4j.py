@@ -38,14 +38,17 @@ from neo4j.exceptions import (
     AuthError,
     ClientError,
     ConfigurationError,
+    DatabaseError,
     DriverError,
     IncompleteCommit,
     Neo4jError,
     ServiceUnavailable,
     SessionExpired,
+    TransientError,
 )
 
 from stratagraph.graph_store.base import (
+    CypherQueryError,
     DeleteSummary,
     DocumentNotFound,
     DocumentVersion,
@@ -823,9 +826,21 @@ class Neo4jGraphStore(GraphStore):
         when this server does not report it reliably (``explain_query_type`` capability)."""
         if not self._capabilities.present.get("explain_query_type"):
             return None
-        with self._errors(), self._session(neo4j.READ_ACCESS) as session:
+        with self._query_errors(), self._errors(), self._session(neo4j.READ_ACCESS) as session:
             summary = session.run(Query("EXPLAIN " + query), dict(parameters or {})).consume()
         return summary.query_type == "r"
+
+    @contextmanager
+    def _query_errors(self) -> Iterator[None]:
+        """A query the server rejects (or stops at its time-out) as :class:`CypherQueryError`."""
+        try:
+            yield
+        except (ClientError, DatabaseError) as exc:
+            if isinstance(exc, AuthError) or (exc.code and "DatabaseNotFound" in exc.code):
+                raise
+            raise CypherQueryError(f"{_one_line(exc.message) or exc.code}") from exc
+        except TransientError as exc:
+            raise CypherQueryError(f"{_one_line(exc.message) or exc.code}") from exc
 
     def run_read(
         self, query: str, parameters: Mapping[str, Any] | None = None, *, timeout: float = 10.0, limit: int = 100
@@ -847,8 +862,8 @@ class Neo4jGraphStore(GraphStore):
             result.consume()
             return CypherResult(columns=columns, rows=rows, truncated=truncated)
 
-        work_with_timeout = neo4j.unit_of_work(timeout=timeout)(work)
-        return self._read(work_with_timeout)
+        with self._query_errors():
+            return self._read(neo4j.unit_of_work(timeout=timeout)(work))
 
 
 def _one_line(error: BaseException | str | None) -> str:
