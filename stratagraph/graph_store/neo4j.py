@@ -29,7 +29,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import neo4j
@@ -72,7 +72,7 @@ from stratagraph.graph_store.semantics import (
     merge_plan,
     node_writes,
 )
-from stratagraph.schema import ALL_EDGE_TYPES, Edge, EdgeType, Node, NodeLabel
+from stratagraph.schema import ALL_EDGE_TYPES, Edge, EdgeType, Node, NodeLabel, canonical_json
 
 if TYPE_CHECKING:
     from stratagraph.config import Settings
@@ -525,8 +525,13 @@ class Neo4jGraphStore(GraphStore):
                     ids=list(part),
                 ).values()
                 existing.update((eid, list(docs or [])) for eid, docs in rows)
+        self._write_edges(tx, edge_writes(folded, existing))
+
+    def _write_edges(self, tx: ManagedTransaction, writes: Sequence[EdgeWrite]) -> None:
         grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for w in edge_writes(folded, existing):
+        for w in writes:
+            if _edge_type(w.type) is None:
+                raise ValueError(f"edge {w.id!r}: unknown type {w.type!r}")
             grouped[w.type].append({"id": w.id, "src": w.src, "dst": w.dst, "map": _edge_map(w)})
         for type_, rows in sorted(grouped.items()):
             for part in _chunks(rows, self.batch_rows):
@@ -683,6 +688,54 @@ class Neo4jGraphStore(GraphStore):
                 dead.append(doc)
                 lone_documents.discard(doc)
         return dead
+
+    # ---------------------------------------------------------------- migration
+    def node_count(self) -> int:
+        """How many stratagraph nodes the database holds (0: an empty target for :meth:`copy_from`)."""
+        rows = self._read(lambda tx: tx.run(f"MATCH (n:{NODE}) RETURN count(n)").values())
+        return int(rows[0][0])
+
+    def copy_from(self, graph: Mapping[str, Any], batch_rows: int = 20_000) -> tuple[int, int]:
+        """Write an exported graph (:meth:`GraphStore.export` of another store) as it is, rows verbatim (no
+        props derived again), nodes then edges, ``batch_rows`` per transaction. Every row is an upsert by id,
+        so running it again after an interruption completes the copy. Returns (nodes, edges) written."""
+        nodes = [
+            NodeWrite(
+                id=n["id"],
+                label=n["label"],
+                props_json=canonical_json(n["props"]),
+                doc_ids=list(n["doc_ids"]),
+                batch_docs=frozenset(),
+                previous_label=None,
+            )
+            for n in graph["nodes"]
+        ]
+        edges = [
+            EdgeWrite(
+                id=e["id"],
+                type=e["type"],
+                src=e["src"],
+                dst=e["dst"],
+                key=e["key"],
+                weight=float(e["weight"]),
+                props_json=canonical_json(e["props"]),
+                doc_ids=list(e["doc_ids"]),
+                batch_docs=frozenset(),
+                exists=False,
+            )
+            for e in graph["edges"]
+        ]
+        for part in _chunks(nodes, batch_rows):
+            stored = list(part)
+
+            def write_nodes(tx: ManagedTransaction, rows: list[NodeWrite] = stored) -> None:
+                found = self._fetch_nodes(tx, [w.id for w in rows])
+                self._write_nodes(tx, [replace(w, previous_label=found[w.id][0]) if w.id in found else w for w in rows])
+
+            self._write(write_nodes)
+        for part in _chunks(edges, batch_rows):
+            self._write(lambda tx, rows=list(part): self._write_edges(tx, rows))
+        return len(nodes), len(edges)
 
     # ---------------------------------------------------------------- reads
     def get_nodes(self, ids: Sequence[str]) -> list[Node]:

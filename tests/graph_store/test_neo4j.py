@@ -5,6 +5,7 @@ NEO4J_URI names; the server-restart test needs the local one)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -108,3 +109,38 @@ def test_server_stopping_mid_ingest_fails_the_run_and_a_rerun_completes(
     with StrataGraph(settings) as sg:
         assert sg.ingest([docs], base=EXAMPLES.parent).failed == 0
         assert canonical(sg.export()) == clean
+
+
+def test_migrate_copies_the_embedded_graph_and_retrieval_ranks_the_same(target: BoltTarget, tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    home = tmp_path / "store"
+    with StrataGraph(Settings(home=home, extract_processes=1)) as sg:
+        assert sg.ingest([EXAMPLES / "research"], base=EXAMPLES.parent).failed == 0
+        embedded = canonical(sg.export())
+        question = "Which paper measured nighttime cooling under tree canopy?"
+        ranked = {s: [e.chunk_id for e in sg.retrieve(question, s, k=5).evidence] for s in ("ppr", "lesegr", "hybrid")}
+    env = {
+        "NEO4J_URI": target.uri,
+        "NEO4J_USER": target.user,
+        "NEO4J_PASSWORD": target.password,
+        "NEO4J_DATABASE": target.database_for(str(tmp_path)) or "",
+    }
+    proc = run_cli("migrate", "--to", "neo4j", "--store", str(home), "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["verified"] is True and report["nodes"] == len(json.loads(embedded)["nodes"])
+    again = run_cli("migrate", "--to", "neo4j", "--store", str(home), "--json", env=env)
+    assert again.returncode == 1 and "already holds" in json.loads(again.stdout)["error"]
+    assert run_cli("migrate", "--to", "neo4j", "--store", str(home), "--resume", env=env).returncode == 0
+    assert run_cli("migrate", "--to", "mysql", "--store", str(home), env=env).returncode == 2
+
+    stats = run_cli("stats", "--store", str(home), "--json", env={**env, "STRATAGRAPH_GRAPH": "neo4j"})
+    assert stats.returncode == 0, stats.stderr
+    backend = json.loads(stats.stdout)["backend"]
+    assert backend["backend"] == "neo4j" and target.uri in backend["location"] and "capabilities" in backend
+    settings = _settings(target, home, str(tmp_path))
+    with StrataGraph(settings) as sg:
+        assert canonical(sg.export()) == embedded
+        for strategy, ids in ranked.items():
+            assert [e.chunk_id for e in sg.retrieve(question, strategy, k=5).evidence] == ids, strategy
