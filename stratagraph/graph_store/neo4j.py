@@ -452,8 +452,8 @@ class Neo4jGraphStore(GraphStore):
         if not ids:
             return []
         rows = tx.run(
-            f"MATCH (a:{NODE})-[r]->(b:{NODE}) WHERE a.id IN $ids RETURN {_EDGE_RETURN} "
-            f"UNION MATCH (a:{NODE})-[r]->(b:{NODE}) WHERE b.id IN $ids RETURN {_EDGE_RETURN}",
+            f"UNWIND $ids AS id MATCH (a:{NODE} {{id: id}})-[r]->(b:{NODE}) RETURN {_EDGE_RETURN} "
+            f"UNION UNWIND $ids AS id MATCH (a:{NODE})-[r]->(b:{NODE} {{id: id}}) RETURN {_EDGE_RETURN}",
             ids=list(ids),
         ).values()
         return [_edge(r) for r in rows if _edge_type(r[0]) is not None]
@@ -514,15 +514,16 @@ class Neo4jGraphStore(GraphStore):
             )
         if len(found) < len(endpoints):
             check_endpoints(edges, found)
-        by_type: dict[str, list[str]] = defaultdict(list)
+        by_type: dict[str, list[dict[str, str]]] = defaultdict(list)
         for eid, (edge, _) in folded.items():
-            by_type[str(edge.type)].append(eid)
+            by_type[str(edge.type)].append({"id": eid, "src": edge.src})
         existing: dict[str, list[str]] = {}
-        for type_, ids in sorted(by_type.items()):
-            for part in _chunks(ids, self.batch_rows):
-                rows = tx.run(
-                    f"UNWIND $ids AS id MATCH ()-[r:{_edge_type(type_)} {{id: id}}]->() RETURN r.id, r.doc_ids",
-                    ids=list(part),
+        for type_, keys in sorted(by_type.items()):
+            for part in _chunks(keys, self.batch_rows):
+                rows = tx.run(  # found from the source node (indexed), not by a relationship scan
+                    f"UNWIND $rows AS row MATCH (a:{NODE} {{id: row.src}})-[r:{_edge_type(type_)}]->() "
+                    "WHERE r.id = row.id RETURN r.id, r.doc_ids",
+                    rows=list(part),
                 ).values()
                 existing.update((eid, list(docs or [])) for eid, docs in rows)
         self._write_edges(tx, edge_writes(folded, existing))
@@ -541,22 +542,25 @@ class Neo4jGraphStore(GraphStore):
                     rows=list(part),
                 ).consume()
 
-    def _delete_edges_typed(self, tx: ManagedTransaction, edges: Iterable[tuple[str, str]]) -> None:
-        """Delete edges given as ``(type, id)``."""
-        by_type: dict[str, list[str]] = defaultdict(list)
-        for type_, eid in edges:
-            by_type[type_].append(eid)
-        for type_, ids in sorted(by_type.items()):
-            for part in _chunks(sorted(ids), self.batch_rows):
+    def _delete_edges_typed(self, tx: ManagedTransaction, edges: Iterable[tuple[str, str, str]]) -> None:
+        """Delete edges given as ``(type, id, source node id)``, found from their source node."""
+        by_type: dict[str, list[dict[str, str]]] = defaultdict(list)
+        for type_, eid, src in edges:
+            by_type[type_].append({"id": eid, "src": src})
+        for type_, rows in sorted(by_type.items()):
+            for part in _chunks(sorted(rows, key=lambda r: r["id"]), self.batch_rows):
                 tx.run(
-                    f"UNWIND $ids AS id MATCH ()-[r:{_edge_type(type_)} {{id: id}}]->() DELETE r", ids=list(part)
+                    f"UNWIND $rows AS row MATCH (a:{NODE} {{id: row.src}})-[r:{_edge_type(type_)}]->() "
+                    "WHERE r.id = row.id DELETE r",
+                    rows=list(part),
                 ).consume()
 
     def _delete_edges_by_id(self, tx: ManagedTransaction, ids: Sequence[str]) -> None:
-        """Delete edges by id alone (unknown ids are ignored): one indexed lookup per edge type."""
+        """Delete edges by id alone (unknown ids are ignored): one statement per edge type (an index seek
+        where the server has the relationship index, else one pass over that type)."""
         for type_ in ALL_EDGE_TYPES:
-            for part in _chunks(list(ids), self.batch_rows):
-                tx.run(f"UNWIND $ids AS id MATCH ()-[r:{type_} {{id: id}}]->() DELETE r", ids=list(part)).consume()
+            for part in _chunks(sorted(set(ids)), self.batch_rows):
+                tx.run(f"MATCH ()-[r:{type_}]->() WHERE r.id IN $ids DELETE r", ids=list(part)).consume()
 
     def _detach_delete(self, tx: ManagedTransaction, ids: Sequence[str]) -> None:
         for part in _chunks(list(ids), self.batch_rows):
@@ -594,7 +598,7 @@ class Neo4jGraphStore(GraphStore):
         for edge in self._touching(tx, sorted(doomed)):
             edges.setdefault(edge.id, [str(edge.type), edge.src, edge.dst, list(edge.doc_ids)])
         removed_nodes: set[str] = set()
-        removed_edges: dict[str, str] = {}  # id -> type
+        removed_edges: dict[str, tuple[str, str]] = {}  # id -> (type, source node id)
         changed_nodes: set[str] = set()
         changed_edges: set[str] = set()
         props_of: dict[str, str] = {}
@@ -626,18 +630,20 @@ class Neo4jGraphStore(GraphStore):
                 edges[eid][3] = rest
                 changed_edges.add(eid)
             for eid in plan.dead_edges:
-                removed_edges[eid] = edges.pop(eid)[0]
+                gone = edges.pop(eid)
+                removed_edges[eid] = (gone[0], gone[1])
             dead = set(plan.dead_nodes)
             cascaded = [eid for eid, st in edges.items() if st[1] in dead or st[2] in dead]
             for eid in cascaded:
-                removed_edges[eid] = edges.pop(eid)[0]
+                gone = edges.pop(eid)
+                removed_edges[eid] = (gone[0], gone[1])
             for nid in plan.dead_nodes:
                 nodes.pop(nid, None)
                 documents.pop(nid, None)
                 removed_nodes.add(nid)
             summaries.append(plan.summary(len(cascaded)))
         # write the net effect
-        self._delete_edges_typed(tx, [(t, eid) for eid, t in removed_edges.items()])
+        self._delete_edges_typed(tx, [(t, eid, src) for eid, (t, src) in removed_edges.items()])
         self._detach_delete(tx, sorted(removed_nodes))
         survivors = sorted(changed_nodes - removed_nodes)
         if survivors:
@@ -659,11 +665,12 @@ class Neo4jGraphStore(GraphStore):
         kept = defaultdict(list)
         for eid in sorted(changed_edges):
             if eid in edges:
-                kept[edges[eid][0]].append({"id": eid, "doc_ids": edges[eid][3]})
+                kept[edges[eid][0]].append({"id": eid, "src": edges[eid][1], "doc_ids": edges[eid][3]})
         for type_, rows in sorted(kept.items()):
             for part in _chunks(rows, self.batch_rows):
                 tx.run(
-                    f"UNWIND $rows AS row MATCH ()-[r:{_edge_type(type_)} {{id: row.id}}]->() SET r.doc_ids = row.doc_ids",
+                    f"UNWIND $rows AS row MATCH (a:{NODE} {{id: row.src}})-[r:{_edge_type(type_)}]->() "
+                    "WHERE r.id = row.id SET r.doc_ids = row.doc_ids",
                     rows=list(part),
                 ).consume()
         return summaries
@@ -806,12 +813,32 @@ class Neo4jGraphStore(GraphStore):
             type_list = list(ALL_EDGE_TYPES)
         else:
             type_list = sorted({t for t in (_edge_type(x) for x in types) if t is not None})
+        # start from the given nodes (indexed lookups), filter the other end
+        if "src" in params:
+            params["src"] = list(dict.fromkeys(params["src"]))
+            where = where[1:]
+
+            def pattern(t: str) -> str:
+                return f"UNWIND $src AS s MATCH (a:{NODE} {{id: s}})-[r:{t}]->(b:{NODE})"
+
+        elif "dst" in params:
+            params["dst"] = list(dict.fromkeys(params["dst"]))
+            where = []
+
+            def pattern(t: str) -> str:
+                return f"UNWIND $dst AS d MATCH (a:{NODE})-[r:{t}]->(b:{NODE} {{id: d}})"
+
+        else:
+
+            def pattern(t: str) -> str:
+                return f"MATCH (a:{NODE})-[r:{t}]->(b:{NODE})"
+
         clause = (" WHERE " + " AND ".join(where)) if where else ""
 
         def work(tx: ManagedTransaction) -> list[list[Any]]:
             rows: list[list[Any]] = []
             for type_ in type_list:
-                rows.extend(tx.run(f"MATCH (a:{NODE})-[r:{type_}]->(b:{NODE}){clause} RETURN {_EDGE_RETURN}", **params).values())
+                rows.extend(tx.run(f"{pattern(type_)}{clause} RETURN {_EDGE_RETURN}", **params).values())
             return rows
 
         edges = [_edge(r) for r in self._read(work)] if type_list else []
