@@ -10,9 +10,10 @@ tool; they are never read back. A ``(:StratagraphMeta {key: 'generation'})`` nod
 transactions.
 
 Semantics are the SQLite store's, computed by the same rules (:mod:`stratagraph.graph_store.semantics`) over
-rows read inside the transaction: the store reads what a write touches, decides in Python, then writes with
-``UNWIND $rows ... MERGE`` per label or type (labels and types come from the schema's enums, never from
-input; every value is a parameter). Each public write is one managed transaction (``execute_write``: the
+rows read inside the transaction: the store reads what a write touches, decides in Python, then writes in
+``UNWIND $rows`` batches of thousands of rows (stored nodes ``MERGE``d on ``Node.id``, new ones ``CREATE``d
+per label, edges ``MERGE``d per type between their endpoints; labels and types come from the schema's enums,
+never from input; every value is a parameter). Each public write is one managed transaction (``execute_write``: the
 driver retries it on transient errors and lost connections, within ``max_retry_time``) that first bumps the
 generation counter, so concurrent writers serialise on that node and readers see a new generation.
 
@@ -484,23 +485,32 @@ class Neo4jGraphStore(GraphStore):
         self._write_nodes(tx, node_writes(folded, existing))
 
     def _write_nodes(self, tx: ManagedTransaction, writes: Sequence[NodeWrite]) -> None:
+        """Write full node rows. The transaction has read which ids exist (``previous_label``) and holds the
+        generation counter's lock, which every writer takes first, so no one else can create them meanwhile:
+        stored nodes are MERGEd on ``Node.id`` (an index seek) and updated, new ones are CREATEd with their
+        two labels (a MERGE on two labels makes ArcadeDB scan the label for every row)."""
         moved: dict[tuple[str, str], list[str]] = defaultdict(list)
-        by_label: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        new: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        stored: list[dict[str, Any]] = []
         for w in writes:
             label = _label(w.label)
             if label is None:
                 raise ValueError(f"node {w.id!r}: unknown label {w.label!r}")
+            row = {"id": w.id, "map": _node_map(w.id, w.label, w.props_json, w.doc_ids)}
             old = _label(w.previous_label) if w.previous_label else None
-            if old is not None and old != label:
+            if old is None:
+                new[label].append(row)
+                continue
+            if old != label:
                 moved[(old, label)].append(w.id)
-            by_label[label].append({"id": w.id, "map": _node_map(w.id, w.label, w.props_json, w.doc_ids)})
-        for (old, new), ids in sorted(moved.items()):  # a node whose label changes moves first
-            tx.run(f"UNWIND $ids AS id MATCH (n:{NODE} {{id: id}}) REMOVE n:{old} SET n:{new}", ids=ids).consume()
-        for label, rows in sorted(by_label.items()):
+            stored.append(row)
+        for (old, label), ids in sorted(moved.items()):  # a node whose label changes moves first
+            tx.run(f"UNWIND $ids AS id MATCH (n:{NODE} {{id: id}}) REMOVE n:{old} SET n:{label}", ids=ids).consume()
+        for part in _chunks(stored, self.batch_rows):
+            tx.run(f"UNWIND $rows AS row MERGE (n:{NODE} {{id: row.id}}) SET n = row.map", rows=list(part)).consume()
+        for label, rows in sorted(new.items()):
             for part in _chunks(rows, self.batch_rows):
-                tx.run(
-                    f"UNWIND $rows AS row MERGE (n:{NODE}:{label} {{id: row.id}}) SET n = row.map", rows=list(part)
-                ).consume()
+                tx.run(f"UNWIND $rows AS row CREATE (n:{NODE}:{label}) SET n = row.map", rows=list(part)).consume()
 
     def _upsert_edges(self, tx: ManagedTransaction, edges: Sequence[Edge]) -> None:
         folded = fold_edges(edges)
