@@ -271,8 +271,8 @@ def main() -> int:
               f"{statistics.median(r.ppr_ms):.1f} | {percentile(r.ppr_ms, 0.95):.1f} |")  # fmt: skip
     r = runs["migrated"]
     rows = migrated["nodes"] + migrated["edges"]
-    print(f"| migrated (copy) | {rows} | {migrated['seconds']:.2f} (whole migrate) | {rows / migrated['seconds']:,.0f} | "
-          f"| {statistics.median(r.ppr_ms):.1f} | {percentile(r.ppr_ms, 0.95):.1f} |")  # fmt: skip
+    print(f"| migrated (copy_from) | {rows} | {migrated['copy_seconds']:.2f} | {rows / migrated['copy_seconds']:,.0f} | "
+          f"{migrated['seconds']:.1f} (whole migrate) | {statistics.median(r.ppr_ms):.1f} | {percentile(r.ppr_ms, 0.95):.1f} |")  # fmt: skip
     bad_lists = sum(diff_ingest.values()) + sum(diff_migrated.values())
     total = 2 * q * len(strategies)
     ok = all(exports_equal.values()) and bad_lists == 0

@@ -266,7 +266,9 @@ def migrate(
                     "empty database (--resume completes an interrupted copy of this store)"
                 )
             err.print(f"copying {len(graph['nodes'])} nodes and {len(graph['edges'])} edges to {target.info().location}")
+            copy_started = time.perf_counter()
             nodes, edges = target.copy_from(graph)
+            copy_seconds = time.perf_counter() - copy_started
             copied = target.export()
             location = target.info().location
     except StoreUnavailable as exc:
@@ -280,6 +282,7 @@ def migrate(
         "nodes": nodes,
         "edges": edges,
         "verified": verified,
+        "copy_seconds": round(copy_seconds, 3),
         "seconds": round(time.perf_counter() - started, 3),
     }
     if not verified:

@@ -227,6 +227,8 @@ class Neo4jGraphStore(GraphStore):
             )
         except (ValueError, ConfigurationError) as exc:
             raise StoreUnavailable(f"graph store {self._where()}: invalid Neo4j URI or settings: {_one_line(exc)}") from exc
+        # one bookmark manager for every session of this store: on a cluster, a read sees the writes before it
+        self._bookmarks = GraphDatabase.bookmark_manager()
         try:
             with self._errors():
                 self._server = self._driver.get_server_info().agent
@@ -264,7 +266,9 @@ class Neo4jGraphStore(GraphStore):
     def _session(self, access: str = neo4j.WRITE_ACCESS) -> neo4j.Session:
         if self._closed:
             raise StoreUnavailable(f"graph store {self._where()} is closed")
-        return self._driver.session(database=self.database, default_access_mode=access)
+        return self._driver.session(
+            database=self.database, default_access_mode=access, bookmark_manager=self._bookmarks
+        )
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
