@@ -611,6 +611,19 @@ class Neo4jGraphStore(GraphStore):
         edges: dict[str, list[Any]] = {eid: [t, a, b, list(d or [])] for eid, t, a, b, d in edge_rows}
         for edge in self._touching(tx, sorted(doomed)):
             edges.setdefault(edge.id, [str(edge.type), edge.src, edge.dst, list(edge.doc_ids)])
+        # who to look at for each document, and which edges touch a node (provenance only ever shrinks)
+        wanted = set(docs)
+        nodes_of: dict[str, list[str]] = defaultdict(list)
+        for nid in sorted(nodes):
+            for d in set(nodes[nid][1]) & wanted:
+                nodes_of[d].append(nid)
+        edges_of: dict[str, list[str]] = defaultdict(list)
+        at_node: dict[str, list[str]] = defaultdict(list)
+        for eid in sorted(edges):
+            for d in set(edges[eid][3]) & wanted:
+                edges_of[d].append(eid)
+            at_node[edges[eid][1]].append(eid)
+            at_node[edges[eid][2]].append(eid)
         removed_nodes: set[str] = set()
         removed_edges: dict[str, tuple[str, str]] = {}  # id -> (type, source node id)
         changed_nodes: set[str] = set()
@@ -624,11 +637,12 @@ class Neo4jGraphStore(GraphStore):
                     document = (doc, nodes[doc][1])
                 elif doc in documents and doc not in nodes:
                     document = (doc, documents[doc])
+            mine = [nid for nid in nodes_of.get(doc, ()) if nid in nodes and doc in nodes[nid][1]]
             plan = drop_plan(
                 doc,
-                [(nid, st[1]) for nid, st in nodes.items() if doc in st[1]],
-                [(nid, st[0], st[2]) for nid, st in nodes.items() if doc in st[1] and st[2] and has_by_doc(st[2])],
-                [(eid, st[3]) for eid, st in edges.items() if doc in st[3]],
+                [(nid, nodes[nid][1]) for nid in mine],
+                [(nid, nodes[nid][0], nodes[nid][2]) for nid in mine if nodes[nid][2] and has_by_doc(nodes[nid][2])],
+                [(eid, edges[eid][3]) for eid in edges_of.get(doc, ()) if eid in edges and doc in edges[eid][3]],
                 document,
             )
             if plan is None:
@@ -646,8 +660,7 @@ class Neo4jGraphStore(GraphStore):
             for eid in plan.dead_edges:
                 gone = edges.pop(eid)
                 removed_edges[eid] = (gone[0], gone[1])
-            dead = set(plan.dead_nodes)
-            cascaded = [eid for eid, st in edges.items() if st[1] in dead or st[2] in dead]
+            cascaded = sorted({eid for nid in plan.dead_nodes for eid in at_node.get(nid, ()) if eid in edges})
             for eid in cascaded:
                 gone = edges.pop(eid)
                 removed_edges[eid] = (gone[0], gone[1])
@@ -696,9 +709,14 @@ class Neo4jGraphStore(GraphStore):
         """The nodes that dropping ``doc_ids`` in turn deletes (provenance only, no edges)."""
         docs_of = {nid: list(st[1]) for nid, st in nodes.items()}
         lone_documents = {nid for nid, d in documents.items() if not d and nid not in docs_of}
+        wanted = set(doc_ids)
+        nodes_of: dict[str, list[str]] = defaultdict(list)
+        for nid in sorted(docs_of):
+            for d in set(docs_of[nid]) & wanted:
+                nodes_of[d].append(nid)
         dead: list[str] = []
         for doc in doc_ids:
-            for nid in [n for n, d in docs_of.items() if doc in d]:
+            for nid in [n for n in nodes_of.get(doc, ()) if n in docs_of and doc in docs_of[n]]:
                 rest = [d for d in docs_of[nid] if d != doc]
                 if rest:
                     docs_of[nid] = rest

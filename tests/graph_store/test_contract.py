@@ -467,3 +467,22 @@ def test_generation_sees_writes_of_another_handle(store: GraphStore, backend: st
         assert store.get_node("x") is not None
     finally:
         other.close()
+
+
+def test_replace_documents_drops_versions_in_turn(store: GraphStore) -> None:
+    load(store)
+    d1 = DocumentVersion(doc_id="d1", nodes=[n("d1", L.DOCUMENT, ["d1"]), n("ent:alice", L.ENTITY, ["d1"], name="Al")], edges=[])
+    d2 = DocumentVersion(
+        doc_id="d2",
+        nodes=[n("d2", L.DOCUMENT, ["d2"]), n("d2#1#0", L.CHUNK, ["d2"], text="new"), n("ent:alice", L.ENTITY, ["d2"], name="Alice")],
+        edges=[e(T.MENTIONS, "d2#1#0", "ent:alice", ["d2"])],
+    )
+    first, second = store.replace_documents([d1, d2])
+    # d1 goes first: Alice stays (d2 still has her), d2's RELATED to Bob and CITES of d1 die with their ends
+    assert (first.doc_id, first.nodes_deleted, first.edges_deleted, first.nodes_kept) == ("d1", 10, 16, 1)
+    # then d2: Alice has no document left and goes too, before both new versions are written
+    assert (second.doc_id, second.nodes_deleted, second.edges_deleted, second.nodes_kept) == ("d2", 4, 3, 0)
+    assert ids(store.get_nodes(["d1", "d2", "d2#1#0", "ent:alice", "ent:bob", "d2::s1"])) == ["d1", "d2", "d2#1#0", "ent:alice"]
+    alice = store.get_node("ent:alice")
+    assert alice is not None and alice.doc_ids == ["d1", "d2"] and alice.props == {"name": "Alice"}
+    assert [(x.type, x.src, x.dst) for x in store.get_edges()] == [(T.MENTIONS, "d2#1#0", "ent:alice")]
