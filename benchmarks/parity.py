@@ -155,12 +155,12 @@ def main() -> int:
         print(f"parity: skipped, no dataset {args.dataset} under {data_dir}")
         return 0
 
+    from stratagraph import StrataGraph
     from stratagraph.config import Settings
     from stratagraph.eval.datasets import load_dataset
     from stratagraph.graph_store import SQLiteGraphStore
     from stratagraph.graph_store.arcadedb import LocalArcadeDB
     from stratagraph.graph_store.neo4j import Neo4jGraphStore
-    from stratagraph import StrataGraph
 
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     dataset = load_dataset(args.dataset)

@@ -73,7 +73,14 @@ from stratagraph.graph_store.semantics import (
     merge_plan,
     node_writes,
 )
-from stratagraph.schema import ALL_EDGE_TYPES, Edge, EdgeType, Node, NodeLabel, canonical_json
+from stratagraph.schema import (
+    ALL_EDGE_TYPES,
+    Edge,
+    EdgeType,
+    Node,
+    NodeLabel,
+    canonical_json,
+)
 
 if TYPE_CHECKING:
     from stratagraph.config import Settings

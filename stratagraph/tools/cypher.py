@@ -102,7 +102,7 @@ _TOKEN = re.compile(
   | (?P<unterminated>/\*|['"`])
   | (?P<punct>.)
     """,
-    re.S | re.X,
+    re.DOTALL | re.VERBOSE,
 )
 
 

@@ -69,16 +69,20 @@ class BoltTarget:
     def _wipe(self) -> None:
         import neo4j
 
-        with neo4j.GraphDatabase.driver(self.uri, auth=(self.user, self.password)) as driver:
-            with driver.session(database=self.fixed_database) as session:
-                session.run("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+        with (
+            neo4j.GraphDatabase.driver(self.uri, auth=(self.user, self.password)) as driver,
+            driver.session(database=self.fixed_database) as session,
+        ):
+            session.run("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
 
     def node_count(self) -> int:
         import neo4j
 
-        with neo4j.GraphDatabase.driver(self.uri, auth=(self.user, self.password)) as driver:
-            with driver.session(database=self.fixed_database) as session:
-                return int(session.run("MATCH (n) RETURN count(n) AS c").single()["c"])
+        with (
+            neo4j.GraphDatabase.driver(self.uri, auth=(self.user, self.password)) as driver,
+            driver.session(database=self.fixed_database) as session,
+        ):
+            return int(session.run("MATCH (n) RETURN count(n) AS c").single()["c"])
 
     def close(self) -> None:
         if self.arcadedb is not None:

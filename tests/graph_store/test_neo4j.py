@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, canonical
-from tests.graph_store.bolt import TEST_RETRY_SECONDS, BoltTarget, bolt_target
-
 from stratagraph import Settings, StrataGraph
 from stratagraph.graph_store import StoreUnavailable, open_graph_store
 from stratagraph.graph_store.arcadedb import free_port
 from stratagraph.graph_store.neo4j import Neo4jGraphStore
+from tests.conftest import EXAMPLES, canonical
+from tests.graph_store.bolt import TEST_RETRY_SECONDS, BoltTarget, bolt_target
 
 
 @pytest.fixture
