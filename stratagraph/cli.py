@@ -173,11 +173,21 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Counts of nodes per label and edges per type, and the deepest section level."""
     with _session(store, as_json) as sg:
         c = sg.stats()
-    data = {"nodes": c.nodes, "edges": c.edges, "max_section_level": c.max_section_level}
+        info = sg.graph.info()
+    data = {
+        "nodes": c.nodes,
+        "edges": c.edges,
+        "max_section_level": c.max_section_level,
+        "backend": info.model_dump(),
+    }
     width = max(len(k) for k in [*c.nodes, *c.edges])
     lines = ["nodes:"] + [f"  {k:<{width}} {v:>8}" for k, v in c.nodes.items()]
     lines += ["edges:"] + [f"  {k:<{width}} {v:>8}" for k, v in c.edges.items()]
     lines.append(f"max_section_level: {c.max_section_level}")
+    lines.append(f"backend: {info.backend} at {info.location}" + (f" ({info.server})" if info.server else ""))
+    if info.capabilities:
+        lines.append("  capabilities: " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in info.capabilities.items()))
+    lines += [f"  skipped (the server lacks it): {line}" for line in info.skipped]
     _emit(data, as_json, "\n".join(lines))
 
 
@@ -210,6 +220,81 @@ def delete(
             _fail(str(exc))
     data = {"deleted": True, **summary.model_dump()}
     _emit(data, as_json, f"deleted {doc_id}: {summary.nodes_deleted} nodes, {summary.edges_deleted} edges")
+
+
+@app.command()
+def migrate(
+    to: Annotated[str, typer.Option("--to", help="The backend to copy the graph into (neo4j).")],
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Complete an interrupted copy into a database that already holds part of it.")
+    ] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Copy the embedded store's graph into the configured Neo4j (NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD,
+    NEO4J_DATABASE); vectors stay in Chroma under the same store. Checks that the copy exports identically."""
+    import time
+
+    from stratagraph.graph_store import SQLiteGraphStore, StoreUnavailable
+    from stratagraph.graph_store.neo4j import Neo4jGraphStore
+
+    if to != "neo4j":
+        _fail(f"--to {to!r}: the only target is neo4j", code=2)
+    settings = _settings(store)
+
+    def fail(message: str, code: int = 1) -> None:
+        if as_json:
+            _emit({"migrated": False, "error": message}, True, "")
+        _fail(message, code=code)
+
+    if not settings.neo4j_uri:
+        fail("migrate --to neo4j needs NEO4J_URI (and NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE as needed)", code=2)
+    if not settings.sqlite_path.exists():
+        fail(f"no embedded graph store at {settings.sqlite_path} (ingest first, or pass --store)")
+    started = time.perf_counter()
+    try:
+        source = SQLiteGraphStore(settings.sqlite_path)
+        try:
+            graph = source.export()
+        finally:
+            source.close()
+        with Neo4jGraphStore.from_settings(settings) as target:
+            present = target.node_count()
+            if present and not resume:
+                fail(
+                    f"the target {target.info().location} already holds {present} nodes: migrate copies into an "
+                    "empty database (--resume completes an interrupted copy of this store)"
+                )
+            err.print(f"copying {len(graph['nodes'])} nodes and {len(graph['edges'])} edges to {target.info().location}")
+            copy_started = time.perf_counter()
+            nodes, edges = target.copy_from(graph)
+            copy_seconds = time.perf_counter() - copy_started
+            copied = target.export()
+            location = target.info().location
+    except StoreUnavailable as exc:
+        fail(str(exc))
+        raise  # unreachable
+    verified = copied == graph
+    data = {
+        "migrated": verified,
+        "from": str(settings.sqlite_path),
+        "to": location,
+        "nodes": nodes,
+        "edges": edges,
+        "verified": verified,
+        "copy_seconds": round(copy_seconds, 3),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    if not verified:
+        data["error"] = "the copy's export differs from the embedded store's (the target held other data?)"
+    human = (
+        f"migrated {nodes} nodes and {edges} edges to {location}; the export is identical. Vectors stay in "
+        f"{settings.chroma_path}: use STRATAGRAPH_GRAPH=neo4j with this store directory."
+        if verified
+        else f"error: {data['error']}"
+    )
+    _emit(data, as_json, human)
+    raise typer.Exit(0 if verified else 1)
 
 
 FilterOpt = Annotated[

@@ -31,6 +31,17 @@ class Settings(BaseSettings):
     neo4j_password: str | None = Field(
         default=None, validation_alias=AliasChoices("NEO4J_PASSWORD", "STRATAGRAPH_NEO4J_PASSWORD")
     )
+    neo4j_database: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("NEO4J_DATABASE", "STRATAGRAPH_NEO4J_DATABASE"),
+        description="the Neo4j database (default: the server's default database)",
+    )
+    neo4j_max_retry_time: float = Field(
+        default=30.0,
+        ge=0,
+        description="seconds the Neo4j driver keeps retrying a write transaction on transient errors and lost "
+        "connections before the write fails",
+    )
     chroma_url: str | None = None
 
     # embeddings

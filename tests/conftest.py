@@ -69,3 +69,10 @@ def chat_server():
     server = ScriptedChatServer().start()
     yield server
     server.close()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stop the session's local Bolt server (tests/graph_store/bolt.py), if a test started one."""
+    bolt = sys.modules.get("tests.graph_store.bolt")
+    if bolt is not None:
+        bolt.close_bolt_target()

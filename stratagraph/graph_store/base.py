@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -89,6 +89,36 @@ class DocumentNotFound(KeyError):
 
 class StoreUnavailable(RuntimeError):
     """The backing database cannot be reached or opened (after retries where retrying can help)."""
+
+
+class CypherQueryError(ValueError):
+    """The server rejected or could not finish a read query (syntax, unknown procedure, time-out)."""
+
+
+class StoreInfo(BaseModel):
+    """Which backend a store is and what its server can do (``stratagraph stats`` prints it)."""
+
+    backend: str  # "sqlite" | "neo4j"
+    location: str  # a file path, or a URI and database
+    server: str | None = None  # the server's agent string, for a server backend
+    capabilities: dict[str, bool] = Field(default_factory=dict)  # feature -> available (and in use)
+    skipped: list[str] = Field(default_factory=list)  # what the server lacks, one line each
+
+
+@runtime_checkable
+class CypherReader(Protocol):
+    """A store that runs read-only Cypher for the ``read_cypher`` tool (the Neo4j backend). Callers vet the
+    query first (``stratagraph.tools.cypher``); these methods only run it."""
+
+    def run_read(
+        self, query: str, parameters: Mapping[str, Any] | None = None, *, timeout: float = 10.0, limit: int = 100
+    ) -> Any:
+        """Run ``query`` in a READ transaction with a server-side time-out; at most ``limit`` rows."""
+        ...
+
+    def explain_is_read_only(self, query: str, parameters: Mapping[str, Any] | None = None) -> bool | None:
+        """What the server's ``EXPLAIN`` says (True: read-only), or None when it does not report it."""
+        ...
 
 
 class GraphStore(ABC):
@@ -183,6 +213,10 @@ class GraphStore(ABC):
     # ---------------------------------------------------------------- summaries
     @abstractmethod
     def counts(self) -> GraphCounts: ...
+
+    def info(self) -> StoreInfo:
+        """The backend, where it lives and what its server can do."""
+        return StoreInfo(backend=type(self).__name__, location=repr(self))
 
     @abstractmethod
     def export(self) -> dict[str, Any]:

@@ -29,20 +29,22 @@ from stratagraph.graph_store.base import (
     EdgeRow,
     GraphCounts,
     GraphStore,
+    StoreInfo,
     StoreUnavailable,
 )
-from stratagraph.schema import (
-    BY_DOC,
-    Edge,
-    EdgeType,
-    Node,
-    NodeLabel,
-    canonical_json,
-    derive_props,
-    drop_doc_props,
-    fold_by_doc,
-    merge_by_doc,
+from stratagraph.graph_store.semantics import (
+    StoredNode,
+    check_endpoints,
+    docs_json,
+    drop_plan,
+    edge_endpoints,
+    edge_writes,
+    fold_edges,
+    fold_nodes,
+    merge_plan,
+    node_writes,
 )
+from stratagraph.schema import Edge, EdgeType, Node, NodeLabel
 
 __all__ = ["SQLiteGraphStore"]
 
@@ -99,12 +101,7 @@ def _write_lock_for(path: Path) -> threading.Lock:
         return _WRITE_LOCKS.setdefault(key, threading.Lock())
 
 
-_LIST_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
-def _docs_json(doc_ids: Iterable[str]) -> str:
-    """Sorted doc ids as JSON, spelled exactly as :func:`canonical_json` spells them (but faster)."""
-    return _LIST_ENCODER.encode(sorted(doc_ids))
+_docs_json = docs_json
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:
@@ -295,30 +292,18 @@ class SQLiteGraphStore(GraphStore):
         found = [_node(r) for r in rows]
         if not found:
             return 0
-        existing = self.get_node_in(conn, target)
-        parts = ([existing] if existing else []) + found  # the target's own non-provenance props win
-        props = fold_by_doc(parts[0].label, [p.props for p in parts]) if BY_DOC in parts[0].props else parts[0].props
-        folded = Node(
-            id=target, label=parts[0].label, doc_ids=sorted({d for p in parts for d in p.doc_ids}), props=props
-        )
-        moved_ids = sorted({s.id for s in found})
-        param = _ids_param(moved_ids)
-        edge_rows = conn.execute(
-            f"SELECT {_EDGE_COLS}, e.id FROM edges e WHERE e.src IN {_IN} OR e.dst IN {_IN}", (param, param)
+        param = _ids_param(sorted({s.id for s in found}))
+        touching = conn.execute(
+            f"SELECT {_EDGE_COLS} FROM edges e WHERE e.src IN {_IN} OR e.dst IN {_IN}", (param, param)
         ).fetchall()
-        moved = set(moved_ids)
-        new_edges = []
-        for row in edge_rows:
-            edge = _edge(row[:-1])
-            src = target if edge.src in moved else edge.src
-            dst = target if edge.dst in moved else edge.dst
-            if src != dst:
-                new_edges.append(edge.model_copy(update={"src": src, "dst": dst}))
-        self._delete_edges(conn, [r[-1] for r in edge_rows])
-        self._delete_nodes(conn, moved_ids)  # the target stays: the upsert below folds into it
-        self._upsert_nodes(conn, [folded])
-        self._upsert_edges(conn, new_edges)
-        return len(moved_ids)
+        plan = merge_plan(target, self.get_node_in(conn, target), found, [_edge(r) for r in touching])
+        if plan is None:
+            return 0
+        self._delete_edges(conn, plan.dead_edges)
+        self._delete_nodes(conn, plan.dead_nodes)  # the target stays: the upsert below folds into it
+        self._upsert_nodes(conn, [plan.target])
+        self._upsert_edges(conn, plan.new_edges)
+        return len(plan.dead_nodes)
 
     def get_node_in(self, conn: sqlite3.Connection, node_id: str) -> Node | None:
         row = conn.execute(f"SELECT {_NODE_COLS} FROM nodes n WHERE n.id = ?", (node_id,)).fetchone()
@@ -332,83 +317,49 @@ class SQLiteGraphStore(GraphStore):
         return summary
 
     def _upsert_nodes(self, conn: sqlite3.Connection, nodes: Sequence[Node]) -> None:
-        merged: dict[str, tuple[str, dict[str, Any], set[str]]] = {}
-        for node in nodes:
-            docs = set(node.doc_ids)
-            props = node.props
-            if node.id in merged:
-                docs |= merged[node.id][2]
-                props = merge_by_doc(str(node.label), merged[node.id][1], props)
-            elif BY_DOC in props:
-                props = derive_props(str(node.label), props)
-            merged[node.id] = (str(node.label), props, docs)
-        if not merged:
+        folded = fold_nodes(nodes)
+        if not folded:
             return
         existing = {
-            nid: (label, props, docs)
+            nid: StoredNode(label, props, json.loads(docs))
             for nid, label, props, docs in conn.execute(
-                f"SELECT id, label, props, doc_ids FROM nodes WHERE id IN {_IN}", (_ids_param(merged),)
+                f"SELECT id, label, props, doc_ids FROM nodes WHERE id IN {_IN}", (_ids_param(folded),)
             ).fetchall()
         }
-        for nid, (label, props, docs) in list(merged.items()):
-            old = existing.get(nid)
-            if old is not None and BY_DOC in props and BY_DOC in old[1]:
-                merged[nid] = (label, merge_by_doc(label, json.loads(old[1]), props), docs)
-        merged_json = {nid: (label, canonical_json(props), docs) for nid, (label, props, docs) in merged.items()}
-        rows: list[tuple[str, str, str, str]] = []
-        provenance: list[tuple[str, str]] = []
-        for nid, (label, props, docs) in merged_json.items():
-            provenance.extend((d, nid) for d in docs)
-            old = existing.get(nid)
-            if old is not None:
-                docs = docs | set(json.loads(old[2]))
-            rows.append((nid, label, props, _docs_json(docs)))
+        writes = node_writes(folded, existing)
         conn.executemany(
             "INSERT INTO nodes(id, label, props, doc_ids) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
             "label = excluded.label, props = excluded.props, doc_ids = excluded.doc_ids",
-            rows,
+            [(w.id, w.label, w.props_json, _docs_json(w.doc_ids)) for w in writes],
         )
-        conn.executemany("INSERT OR IGNORE INTO node_docs(doc_id, node_id) VALUES (?, ?)", provenance)
+        conn.executemany(
+            "INSERT OR IGNORE INTO node_docs(doc_id, node_id) VALUES (?, ?)",
+            [(d, w.id) for w in writes for d in w.batch_docs],
+        )
 
     def _upsert_edges(self, conn: sqlite3.Connection, edges: Sequence[Edge]) -> None:
-        merged: dict[str, tuple[Edge, set[str]]] = {}
-        for edge in edges:
-            eid = edge.id
-            docs = set(edge.doc_ids)
-            if eid in merged:
-                docs |= merged[eid][1]
-            merged[eid] = (edge, docs)
-        if not merged:
+        folded = fold_edges(edges)
+        if not folded:
             return
-        endpoints = {e.src for e, _ in merged.values()} | {e.dst for e, _ in merged.values()}
+        endpoints = edge_endpoints(folded)
         found = {r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE id IN {_IN}", (_ids_param(endpoints),))}
         if len(found) < len(endpoints):
-            for edge in edges:
-                for end in (edge.src, edge.dst):
-                    if end not in found:
-                        raise ValueError(
-                            f"edge {edge.type.value} {edge.src!r} -> {edge.dst!r}: endpoint node {end!r} does not exist"
-                        )
-        existing = dict(
-            conn.execute(f"SELECT id, doc_ids FROM edges WHERE id IN {_IN}", (_ids_param(merged),)).fetchall()
-        )
-        rows: list[tuple[str, str, str, str, str, float, str, str]] = []
-        provenance: list[tuple[str, str]] = []
-        for eid, (edge, docs) in merged.items():
-            provenance.extend((d, eid) for d in docs)
-            if eid in existing:
-                docs = docs | set(json.loads(existing[eid]))
-            type_ = str(edge.type)
-            weight = float(edge.weight)
-            props, doc_json = canonical_json(edge.props), _docs_json(docs)
-            rows.append((eid, type_, edge.src, edge.dst, edge.key, weight, props, doc_json))
+            check_endpoints(edges, found)
+        existing = {
+            eid: json.loads(docs)
+            for eid, docs in conn.execute(f"SELECT id, doc_ids FROM edges WHERE id IN {_IN}", (_ids_param(folded),))
+        }
+        writes = edge_writes(folded, existing)
         conn.executemany(
             "INSERT INTO edges(id, type, src, dst, key, weight, props, doc_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET "
             "weight = excluded.weight, props = excluded.props, doc_ids = excluded.doc_ids",
-            rows,
+            [(w.id, w.type, w.src, w.dst, w.key, w.weight, w.props_json, _docs_json(w.doc_ids)) for w in writes],
         )
-        conn.executemany("INSERT OR IGNORE INTO edge_docs(doc_id, edge_id) VALUES (?, ?)", provenance)
+        conn.executemany(
+            "INSERT OR IGNORE INTO edge_docs(doc_id, edge_id) VALUES (?, ?)",
+            [(d, w.id) for w in writes for d in w.batch_docs],
+        )
 
     def _edges_touching(self, conn: sqlite3.Connection, node_ids: Sequence[str]) -> set[str]:
         param = _ids_param(node_ids)
@@ -449,46 +400,23 @@ class SQLiteGraphStore(GraphStore):
         doc_node = conn.execute(
             "SELECT id, doc_ids FROM nodes WHERE id = ? AND label = ?", (doc_id, NodeLabel.DOCUMENT.value)
         ).fetchone()
-        if not node_rows and not edge_rows and doc_node is None:
+        plan = drop_plan(
+            doc_id,
+            [(nid, json.loads(docs)) for nid, docs in node_rows],
+            shared_rows,
+            [(eid, json.loads(docs)) for eid, docs in edge_rows],
+            (doc_node[0], json.loads(doc_node[1])) if doc_node is not None else None,
+        )
+        if plan is None:
             return None
-        if doc_node is not None and doc_node[1] == "[]":
-            node_rows.append(doc_node)  # a Document node without any provenance goes too
-        dead_nodes: list[str] = []
-        kept_nodes: list[tuple[str, str]] = []
-        for nid, docs_json in node_rows:
-            docs = [d for d in json.loads(docs_json) if d != doc_id]
-            if docs:
-                kept_nodes.append((_docs_json(docs), nid))
-            else:
-                dead_nodes.append(nid)
-        dead_edges: set[str] = set()
-        kept_edges: list[tuple[str, str]] = []
-        for eid, docs_json in edge_rows:
-            docs = [d for d in json.loads(docs_json) if d != doc_id]
-            if docs:
-                kept_edges.append((_docs_json(docs), eid))
-            else:
-                dead_edges.add(eid)
         conn.execute("DELETE FROM node_docs WHERE doc_id = ?", (doc_id,))
         conn.execute("DELETE FROM edge_docs WHERE doc_id = ?", (doc_id,))
-        conn.executemany("UPDATE nodes SET doc_ids = ? WHERE id = ?", kept_nodes)
-        kept_ids = {nid for _, nid in kept_nodes}
-        reprops = []
-        for nid, label, props_json in shared_rows:
-            if nid in kept_ids:
-                props = drop_doc_props(label, json.loads(props_json), doc_id)
-                if props is not None:
-                    reprops.append((canonical_json(props), nid))
-        conn.executemany("UPDATE nodes SET props = ? WHERE id = ?", reprops)
-        conn.executemany("UPDATE edges SET doc_ids = ? WHERE id = ?", kept_edges)
-        self._delete_edges(conn, dead_edges)
-        cascaded = self._delete_nodes(conn, dead_nodes)  # other edges that touched them
-        return DeleteSummary(
-            doc_id=doc_id,
-            nodes_deleted=len(dead_nodes),
-            edges_deleted=len(dead_edges) + cascaded,
-            nodes_kept=len(kept_nodes),
-        )
+        conn.executemany("UPDATE nodes SET doc_ids = ? WHERE id = ?", [(_docs_json(d), n) for n, d in plan.kept_nodes.items()])
+        conn.executemany("UPDATE nodes SET props = ? WHERE id = ?", [(p, n) for n, p in plan.reprops.items()])
+        conn.executemany("UPDATE edges SET doc_ids = ? WHERE id = ?", [(_docs_json(d), e) for e, d in plan.kept_edges.items()])
+        self._delete_edges(conn, plan.dead_edges)
+        cascaded = self._delete_nodes(conn, plan.dead_nodes)  # other edges that touched them
+        return plan.summary(cascaded)
 
     # ---------------------------------------------------------------- reads
     def get_node(self, node_id: str) -> Node | None:
@@ -568,6 +496,9 @@ class SQLiteGraphStore(GraphStore):
         return int(self._conn().execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
 
     # ---------------------------------------------------------------- summaries
+    def info(self) -> StoreInfo:
+        return StoreInfo(backend="sqlite", location=str(self.path))
+
     def counts(self) -> GraphCounts:
         with self._read() as conn:
             nodes = dict(conn.execute("SELECT label, COUNT(*) FROM nodes GROUP BY label").fetchall())

@@ -18,6 +18,7 @@ error ``ToolMessage`` instead of raising, so an agent loop can recover.
 ``aggregate_communities``    BAG-RAG bottom-up communities (strategy ``bottom_up``)
 ``personalized_pagerank``    nodes ranked by personalised PageRank from seed entities
 ``calculate``                exact decimal arithmetic over an ``ast`` whitelist (no eval)
+``read_cypher``              a vetted read-only Cypher query (only on a Cypher backend: Neo4j)
 ===========================  ==================================================================================
 """
 
@@ -29,6 +30,7 @@ from langchain_core.tools import BaseTool
 
 from stratagraph.retrieval import RetrievalContext
 from stratagraph.tools.calculate import calculate_tool
+from stratagraph.tools.cypher import is_cypher_backend, read_cypher_tool
 from stratagraph.tools.graph import personalized_pagerank_tool
 from stratagraph.tools.knowledge import expand_entity_tool, search_entities_tool, search_facts_tool
 from stratagraph.tools.search import aggregate_communities_tool, search_chunks_tool, traverse_tool
@@ -49,18 +51,35 @@ TOOL_BUILDERS: dict[str, Callable[[RetrievalContext | None], BaseTool]] = {
 
 TOOL_NAMES: tuple[str, ...] = tuple(TOOL_BUILDERS)
 
+#: tools offered only when the graph store runs Cypher (the Neo4j backend)
+CYPHER_TOOL_BUILDERS: dict[str, Callable[[RetrievalContext | None], BaseTool]] = {"read_cypher": read_cypher_tool}
+
+
+def _cypher_backend(ctx: RetrievalContext | None) -> bool:
+    """Whether ``ctx``'s graph runs Cypher; unbound (None), whether the environment's settings choose Neo4j
+    (the tool itself refuses at run time when the run's store is not a Cypher backend)."""
+    if ctx is not None:
+        return is_cypher_backend(ctx)
+    from stratagraph.services import default_services
+
+    return default_services().settings.graph == "neo4j"
+
 
 def make_tools(ctx: RetrievalContext | None = None) -> list[BaseTool]:
-    """Every stratagraph tool, bound to ``ctx`` (None: reading the run's context)."""
-    return [build(ctx) for build in TOOL_BUILDERS.values()]
+    """Every stratagraph tool, bound to ``ctx`` (None: reading the run's context), plus ``read_cypher`` on a
+    Cypher backend."""
+    tools = [build(ctx) for build in TOOL_BUILDERS.values()]
+    if _cypher_backend(ctx):
+        tools += [build(ctx) for build in CYPHER_TOOL_BUILDERS.values()]
+    return tools
 
 
 def get_tool(ctx: RetrievalContext | None, name: str) -> BaseTool:
     """One tool by name; ``ValueError`` naming the known tools otherwise."""
-    build = TOOL_BUILDERS.get(name)
+    build = TOOL_BUILDERS.get(name) or CYPHER_TOOL_BUILDERS.get(name)
     if build is None:
-        raise ValueError(f"unknown tool {name!r}; choose from {', '.join(TOOL_NAMES)}")
+        raise ValueError(f"unknown tool {name!r}; choose from {', '.join([*TOOL_NAMES, *CYPHER_TOOL_BUILDERS])}")
     return build(ctx)
 
 
-__all__ = ["TOOL_BUILDERS", "TOOL_NAMES", "get_tool", "make_tools"]
+__all__ = ["CYPHER_TOOL_BUILDERS", "TOOL_BUILDERS", "TOOL_NAMES", "get_tool", "make_tools"]

@@ -14,7 +14,8 @@ Conventions (every tool in :mod:`stratagraph.tools`):
   :class:`~langchain_core.tools.ToolException`; tools are built with ``handle_tool_error`` and
   ``handle_validation_error``, so an agent loop gets the message back as an error ``ToolMessage`` and can
   correct itself instead of crashing.
-* Tools only read: no store writes, no Cypher, no LLM.
+* Tools only read: no store writes, no LLM; the one Cypher tool (``read_cypher``, Neo4j backend only) runs
+  vetted read-only queries in read transactions through the store.
 """
 
 from __future__ import annotations

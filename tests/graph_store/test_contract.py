@@ -15,6 +15,7 @@ import pytest
 
 from stratagraph.graph_store import DeleteSummary, DocumentNotFound, DocumentVersion, GraphStore, SQLiteGraphStore
 from stratagraph.schema import ALL_EDGE_TYPES, ALL_LABELS, Edge, EdgeType, Node, NodeLabel, edge_id
+from tests.graph_store.bolt import bolt_store, bolt_target
 
 L, T = NodeLabel, EdgeType
 
@@ -23,14 +24,30 @@ def _sqlite(tmp_path: Path) -> GraphStore:
     return SQLiteGraphStore(tmp_path / "graph.sqlite")
 
 
-BACKENDS: dict[str, Callable[[Path], GraphStore]] = {"sqlite": _sqlite}
+#: every backend, by name: a factory giving a store on the database of ``tmp_path`` (the same path, the same
+#: database). "bolt" is the Neo4j backend on a real Bolt server (tests/graph_store/bolt.py: a local ArcadeDB
+#: started once per session, or the Neo4j that NEO4J_URI names).
+BACKENDS: dict[str, Callable[[Path], GraphStore]] = {"sqlite": _sqlite, "bolt": bolt_store}
+
+
+def _release(name: str, *paths: Path) -> None:
+    """After a test: drop the Bolt databases it created (a local ArcadeDB keeps one per test)."""
+    if name == "bolt":
+        for path in paths:
+            bolt_target().drop(str(path))
 
 
 @pytest.fixture(params=sorted(BACKENDS))
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
-    s = BACKENDS[request.param](tmp_path)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def store(backend: str, tmp_path: Path) -> Iterator[GraphStore]:
+    s = BACKENDS[backend](tmp_path)
     yield s
     s.close()
+    _release(backend, tmp_path)
 
 
 def canonical(export: dict) -> str:
@@ -351,10 +368,10 @@ def _ent(id_: str, doc: str, name: str, type_: str = "PERSON", n_: int = 1, desc
     return Node(id=id_, label=L.ENTITY, doc_ids=[doc], props={"by_doc": {doc: part}})
 
 
-def test_shared_entity_props_are_derived_from_every_document_whatever_the_order(tmp_path: Path) -> None:
+def test_shared_entity_props_are_derived_from_every_document_whatever_the_order(backend: str, tmp_path: Path) -> None:
     exports = []
     for order in (("d1", "d2", "d3"), ("d3", "d1", "d2")):
-        store = BACKENDS["sqlite"](tmp_path / "-".join(order))
+        store = BACKENDS[backend](tmp_path / "-".join(order))
         parts = {
             "d1": _ent("ent:fed", "d1", "Federal Reserve", "ORG", 2, "the US central bank"),
             "d2": _ent("ent:fed", "d2", "the Fed", "ORG", 1),
@@ -373,6 +390,7 @@ def test_shared_entity_props_are_derived_from_every_document_whatever_the_order(
         assert node is not None and node.props["description"] == "a bank" and node.props["mentions"] == 2
         assert sorted(node.props["by_doc"]) == ["d2", "d3"]
         store.close()
+        _release(backend, tmp_path / "-".join(order))
     assert exports[0] == exports[1]
 
 
@@ -440,8 +458,8 @@ def test_replace_documents_applies_merges_first(store: GraphStore) -> None:
     assert alice is not None and alice.doc_ids == ["d1", "d3"]
 
 
-def test_generation_sees_writes_of_another_handle(store: GraphStore, request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    other = BACKENDS[request.node.callspec.params["store"]](tmp_path)  # the same database, another connection
+def test_generation_sees_writes_of_another_handle(store: GraphStore, backend: str, tmp_path: Path) -> None:
+    other = BACKENDS[backend](tmp_path)  # the same database, another connection
     try:
         before = store.generation()
         other.write_batch(nodes=[n("x", L.ENTITY, ["d"])])
@@ -449,3 +467,22 @@ def test_generation_sees_writes_of_another_handle(store: GraphStore, request: py
         assert store.get_node("x") is not None
     finally:
         other.close()
+
+
+def test_replace_documents_drops_versions_in_turn(store: GraphStore) -> None:
+    load(store)
+    d1 = DocumentVersion(doc_id="d1", nodes=[n("d1", L.DOCUMENT, ["d1"]), n("ent:alice", L.ENTITY, ["d1"], name="Al")], edges=[])
+    d2 = DocumentVersion(
+        doc_id="d2",
+        nodes=[n("d2", L.DOCUMENT, ["d2"]), n("d2#1#0", L.CHUNK, ["d2"], text="new"), n("ent:alice", L.ENTITY, ["d2"], name="Alice")],
+        edges=[e(T.MENTIONS, "d2#1#0", "ent:alice", ["d2"])],
+    )
+    first, second = store.replace_documents([d1, d2])
+    # d1 goes first: Alice stays (d2 still has her), d2's RELATED to Bob and CITES of d1 die with their ends
+    assert (first.doc_id, first.nodes_deleted, first.edges_deleted, first.nodes_kept) == ("d1", 10, 16, 1)
+    # then d2: Alice has no document left and goes too, before both new versions are written
+    assert (second.doc_id, second.nodes_deleted, second.edges_deleted, second.nodes_kept) == ("d2", 4, 3, 0)
+    assert ids(store.get_nodes(["d1", "d2", "d2#1#0", "ent:alice", "ent:bob", "d2::s1"])) == ["d1", "d2", "d2#1#0", "ent:alice"]
+    alice = store.get_node("ent:alice")
+    assert alice is not None and alice.doc_ids == ["d1", "d2"] and alice.props == {"name": "Alice"}
+    assert [(x.type, x.src, x.dst) for x in store.get_edges()] == [(T.MENTIONS, "d2#1#0", "ent:alice")]
