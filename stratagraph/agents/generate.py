@@ -7,8 +7,13 @@ D.3, asking for a structured ``{answer, found, evidence}`` instead of ``<answer>
 be taken verbatim from the passages it names) over the passages of every turn, at most
 :data:`MAX_PASSAGES`, chosen round-robin over the turns (each hop keeps its best passages) and shown in turn
 order; the context is the chain: each turn's thought, queries and bound answers, and the model's own
-``<answer>`` from the conversation as a draft. When the generation has no usable reply, the draft is the
-answer if a passage states it verbatim (cited with that passage's sentence); else the no-LLM rule below.
+``<answer>`` from the conversation as a draft. The model's answer must be a span of a cited passage: when
+the passages it names do not state it (a small model names the passage of the hop instead, or answers
+"820" for "$820 thousand") it is cited from the passage that does, with that passage's own characters,
+and the named ones stay cited after it; an answer no passage states (a paraphrase, a "yes") goes to the
+no-LLM rule below (a yes/no is decided in code), and the trace says so. When the generation has no usable
+reply, the draft is the answer if a passage states it verbatim (cited with that passage's sentence); else
+the no-LLM rule below.
 
 **Without one** (§4.3 with an extractive answer in place of §4.3.4's generation): the no-LLM answer of
 :func:`answer_from_evidence` (a choice or a yes/no decided in code over the whole question; else the span of
@@ -26,6 +31,7 @@ from typing import Any
 
 from stratagraph.agents.answer import answer_from_evidence, not_found, quote_for
 from stratagraph.agents.common import Step, agent_node
+from stratagraph.agents.compute import choose, yes_no
 from stratagraph.agents.extract import AnswerType, extract_answer, question_shape
 from stratagraph.agents.think import Turn
 from stratagraph.agents.traverse import interleave
@@ -76,19 +82,71 @@ def reasoning_chain(turns: Sequence[Turn], draft: str | None) -> str:
     return ("Reasoning chain so far:\n" + "\n".join(lines)) if lines else ""
 
 
-def _draft_answer(step: Step, draft: str, evidence: Sequence[Evidence]) -> Answer | None:
-    """The model's draft as the answer when a passage states it verbatim: the passage's own characters."""
-    needle = draft.strip().casefold()
+def _stated(text: str, evidence: Sequence[Evidence]) -> tuple[Evidence, str] | None:
+    """The first passage stating ``text`` as whole words (case aside), and the passage's own characters."""
+    needle = " ".join(text.split())
     if not needle or len(needle) > 200:
         return None
+    pattern = re.compile(
+        (r"\b" if needle[0].isalnum() else "") + r"\s+".join(map(re.escape, needle.split())) + (r"\b" if needle[-1].isalnum() else ""),
+        re.IGNORECASE,
+    )
     for e in evidence:
-        at = e.text.casefold().find(needle)
-        if at >= 0:
-            span = e.text[at : at + len(needle)]
-            step.decide(f"the conversation's answer {span!r} is stated in {e.chunk_id}: answer with it")
-            return Answer(question=step.question, answer=span, found=True, citations=[quote_for(e, span, step.question)],
-                          strategy=STRATEGY)  # fmt: skip
+        m = pattern.search(e.text)
+        if m is not None:
+            return e, m.group(0)
     return None
+
+
+def _draft_answer(step: Step, draft: str, evidence: Sequence[Evidence]) -> Answer | None:
+    """The model's draft as the answer when a passage states it verbatim: the passage's own characters."""
+    found = _stated(draft, evidence)
+    if found is None:
+        return None
+    e, span = found
+    step.decide(f"the conversation's answer {span!r} is stated in {e.chunk_id}: answer with it")
+    return Answer(question=step.question, answer=span, found=True, citations=[quote_for(e, span, step.question)],
+                  strategy=STRATEGY)  # fmt: skip
+
+
+def _grounded(step: Step, answer: Answer, evidence: Sequence[Evidence]) -> Answer | None:
+    """The model's answer as a span of a cited passage: as it is when a passage it names states it; else
+    cited from the passage that states it (the passages it named stay cited after it); None when no passage
+    states it (a paraphrase, a yes/no, a computed figure: then the no-LLM rule answers, and the trace says
+    so)."""
+    if answer.answer.strip().rstrip(".!").casefold() in ("yes", "no"):
+        step.fallbacks.append(f"answer: the model's {answer.answer!r} is no span of a passage; yes/no is decided in code")
+        return None
+    texts = {e.chunk_id: e.text for e in evidence}
+    named = [c.chunk_id for c in answer.citations]
+    found = _stated(answer.answer, [e for e in evidence if e.chunk_id in named]) or _stated(answer.answer, evidence)
+    if found is None:
+        step.fallbacks.append(f"answer: no passage states the model's answer {answer.answer!r}")
+        return None
+    e, span = found
+    if span == answer.answer and any(span in texts.get(c, "") for c in named):
+        return answer
+    cite = quote_for(e, span, step.question)
+    step.decide(f"{span!r} is stated in {e.chunk_id}: cited from there")
+    rest = [c for c in answer.citations if (c.chunk_id, c.quote) != (cite.chunk_id, cite.quote)]
+    return answer.model_copy(update={"answer": span, "citations": [cite, *rest]})
+
+
+def _rule(step: Step, evidence: Sequence[Evidence], focus: str | None) -> Answer:
+    """The no-LLM rule of :func:`answer_from_evidence`: a choice or a yes/no decided in code, else the span."""
+    question = step.question
+    shape = question_shape(question)
+    decided = choose(question, evidence, shape) or yes_no(question, evidence, shape)
+    if decided is not None:
+        step.decide(f"decided in code ({decided.computation.operation}): {decided.answer}")
+        return Answer(question=question, answer=decided.answer, found=True, citations=decided.citations,
+                      computed=decided.computation, strategy=STRATEGY)  # fmt: skip
+    ex = extract_answer(question, evidence, focus=focus)
+    if not ex.found:
+        step.decide(f"not found: {ex.reason}")
+        return not_found(question, STRATEGY)
+    step.decide(f"extracted a {ex.type.value}: {ex.answer!r} ({ex.reason})")
+    return Answer(question=question, answer=ex.answer, found=True, citations=ex.citations, strategy=STRATEGY)
 
 
 def _with_chain(answer: Answer, turns: Sequence[Turn]) -> Answer:
@@ -119,6 +177,13 @@ def generate(state: Mapping[str, Any], step: Step) -> dict[str, Any]:
         step, evidence, STRATEGY, focus=focus, prompt="generate", context=reasoning_chain(turns, draft)
     )
     generation_failed = model and len(step.fallbacks) > before
+    if model and not generation_failed and answer.found and answer.computed is None:
+        grounded = _grounded(step, answer, evidence)
+        if grounded is None:
+            generation_failed = True
+            answer = _rule(step, evidence, focus)
+        else:
+            answer = grounded
     if generation_failed and draft:
         answer = _draft_answer(step, draft, evidence) or answer
     extracted = not model or generation_failed

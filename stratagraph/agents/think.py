@@ -82,6 +82,7 @@ class Turn(BaseModel):
     sub_query: int | None = None  # the sub-question's index, when the algorithmic policy asked it
     evidence: list[Evidence] = Field(default_factory=list)  # this turn's passages, best first
     facts: list[str] = Field(default_factory=list)
+    candidates: list[str] = Field(default_factory=list)  # the walk's answer entities (§4.3.3 ExtractAnswer)
     knowledge: str = ""  # the <knowledge> message fed back to the model
     shown: list[str] = Field(default_factory=list)  # the chunks its knowledge showed the model
     binding: Binding | None = None

@@ -12,7 +12,8 @@ dense passage ranking by RRF (§4.2.3), so a passage outside the graph stays rea
 
 Several queries in one turn (a model may ask for more than one) are run one after the other; their passages
 are interleaved by rank (the first of each, then the second of each...) and the turn keeps ``k`` of them.
-The knowledge a model reads lists the walk's best facts (their descriptions, :data:`KNOWLEDGE_FACTS` per
+The trace names the walk's own candidate answers (§4.3.3's ExtractAnswer "simple heuristic": entities of
+the top facts) next to what was retrieved. The knowledge a model reads lists the walk's best facts (their descriptions, :data:`KNOWLEDGE_FACTS` per
 query) and the turn's passages not shown in an earlier turn (:data:`KNOWLEDGE_PASSAGES`, each cut at
 :data:`KNOWLEDGE_CHARS` characters), numbered across turns, so that the conversation of four turns stays
 well inside a small model's context. The same steps run without a chat model, minus the knowledge text.
@@ -103,6 +104,7 @@ def retrieve(state: Mapping[str, Any], step: Step) -> dict[str, Any]:
     params = _params(state)
     ranked: list[list[Evidence]] = []
     facts: list[str] = []
+    candidates: list[str] = []
     for query in queries:
         args: dict[str, Any] = {"query": query, "k": step.k}
         if params is not None:
@@ -114,6 +116,9 @@ def retrieve(state: Mapping[str, Any], step: Step) -> dict[str, Any]:
             **args,
         )
         ranked.append(result.evidence)
+        runs = result.context.get("runs") or []
+        if runs:
+            candidates.extend(str(b.get("name")) for b in runs[-1].get("bindings") or [] if b.get("name"))
         if step.llm is not None:
             facts.extend(f for f in _facts(step, result) if f not in facts)
     evidence = interleave(ranked, step.k)
@@ -132,6 +137,8 @@ def retrieve(state: Mapping[str, Any], step: Step) -> dict[str, Any]:
         f"turn {turn.n}: {len(evidence)} passages for {'; '.join(repr(q) for q in queries)}"
         + (f", best {top.section or top.title} ({top.chunk_id})" if top else "")
         + (f"; {len(facts)} facts" if facts else "")
+        + (f"; the walk's candidate answers: {', '.join(list(dict.fromkeys(candidates))[:3])}" if candidates else "")
     )
-    turns[-1] = turn.model_copy(update={"evidence": evidence, "facts": facts, "knowledge": knowledge, "shown": shown_now})
+    turns[-1] = turn.model_copy(update={"evidence": evidence, "facts": facts, "knowledge": knowledge, "shown": shown_now,
+                                        "candidates": list(dict.fromkeys(candidates))})  # fmt: skip
     return {"turns": turns, "pending": [], "evidence": evidence}

@@ -250,6 +250,44 @@ def test_a_small_models_messy_turns_still_give_a_cited_answer_against_scripted_h
     assert "cut at an invented <knowledge>" in _decisions(answer, "think")
 
 
+def test_an_answer_its_named_passage_does_not_state_is_cited_from_the_one_that_does_against_scripted_http_server(
+    examples_home: Path, chat_server: ScriptedChatServer
+) -> None:
+    """What Qwen2.5-1.5B did: answered "820" naming the passage of the hop (Harlow County's P25 network)."""
+    good = _protocol(GOOD_TURNS)
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if _is_generation(body):
+            return Reply.json({"answer": "820", "found": True, "evidence": [_passage_with(body, "P25 network operated")]})
+        return good(body)
+
+    chat_server.responder = respond
+    with _llm_sg(chat_server, examples_home) as sg:
+        answer = sg.ask(DISPATCH, "tqr")
+        assert_cited(sg, answer)
+    assert answer.answer == "820" and "$820 thousand" in answer.citations[0].quote
+    assert "P25 network operated by Harlow County" in answer.citations[1].quote
+    assert "is stated in" in answer.trace[-1].decision and answer.trace[-1].fallback is None
+
+
+def test_an_answer_no_passage_states_falls_back_to_the_rule_against_scripted_http_server(
+    examples_home: Path, chat_server: ScriptedChatServer
+) -> None:
+    good = _protocol(GOOD_TURNS)
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if _is_generation(body):
+            return Reply.json({"answer": "about a million dollars", "found": True, "evidence": [1]})
+        return good(body)
+
+    chat_server.responder = respond
+    with _llm_sg(chat_server, examples_home) as sg:
+        answer = sg.ask(DISPATCH, "tqr")
+        assert_cited(sg, answer)
+    assert answer.answer == "$820 thousand"  # the model's draft, stated verbatim in a passage
+    assert "no passage states the model's answer" in (answer.trace[-1].fallback or "")
+
+
 def test_a_reply_without_tags_is_asked_again_once_against_scripted_http_server(
     examples_home: Path, chat_server: ScriptedChatServer
 ) -> None:
