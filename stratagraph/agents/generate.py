@@ -13,7 +13,8 @@ the passages it names do not state it (a small model names the passage of the ho
 and the named ones stay cited after it; an answer no passage states (a paraphrase, a "yes") goes to the
 no-LLM rule below (a yes/no is decided in code), and the trace says so. When the generation has no usable
 reply, the draft is the answer if a passage states it verbatim (cited with that passage's sentence); else
-the no-LLM rule below.
+the no-LLM rule below. Passages that do not fit the model's context are halved until they do (down to one,
+then the rule).
 
 **Without one** (§4.3 with an extractive answer in place of §4.3.4's generation): the no-LLM answer of
 :func:`answer_from_evidence` (a choice or a yes/no decided in code over the whole question; else the span of
@@ -36,6 +37,7 @@ from stratagraph.agents.extract import AnswerType, extract_answer, question_shap
 from stratagraph.agents.think import Turn
 from stratagraph.agents.traverse import interleave
 from stratagraph.answers import Answer, Citation
+from stratagraph.llm import InputTooLong
 from stratagraph.retrieval.base import Evidence
 
 __all__ = ["MAX_PASSAGES", "STRATEGY", "chain_evidence", "generate", "reasoning_chain"]
@@ -173,9 +175,20 @@ def generate(state: Mapping[str, Any], step: Step) -> dict[str, Any]:
     focus = state.get("focus") or None
     draft = state.get("draft") or None
     before = len(step.fallbacks)
-    answer = answer_from_evidence(
-        step, evidence, STRATEGY, focus=focus, prompt="generate", context=reasoning_chain(turns, draft)
-    )
+    shown = list(evidence)
+    while True:
+        try:
+            answer = answer_from_evidence(
+                step, shown, STRATEGY, focus=focus, prompt="generate", context=reasoning_chain(turns, draft)
+            )
+            break
+        except InputTooLong as exc:  # a model with a small context: fewer passages, down to one, then the rule
+            if len(shown) <= 1:
+                step.fallbacks.append(f"answer: the passages do not fit the model's context ({exc})")
+                answer = _rule(step, evidence, focus)
+                break
+            shown = shown[: len(shown) // 2]
+            step.decide(f"the passages do not fit the model's context: {len(shown)} of them")
     generation_failed = model and len(step.fallbacks) > before
     if model and not generation_failed and answer.found and answer.computed is None:
         grounded = _grounded(step, answer, evidence)

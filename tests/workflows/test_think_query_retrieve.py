@@ -351,6 +351,25 @@ def test_an_answer_before_any_knowledge_is_checked_against_the_documents_against
     assert answer.usage.llm_calls == len(chat_server.requests) == 2
 
 
+def test_passages_that_overflow_the_context_are_halved_against_scripted_http_server(
+    examples_home: Path, chat_server: ScriptedChatServer
+) -> None:
+    good = _protocol(GOOD_TURNS)
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if _is_generation(body) and re.search(r"^\[3\] ", user_text(body), re.MULTILINE):
+            return Reply.error(400, "This model's maximum context length is 4096 tokens (context_length_exceeded)")
+        return good(body)
+
+    chat_server.responder = respond
+    with _llm_sg(chat_server, examples_home) as sg:
+        answer = sg.ask(DISPATCH, "tqr")
+        assert answer.answer == "$820 thousand"
+        assert_cited(sg, answer)
+    assert "do not fit the model's context: 4 of them" in answer.trace[-1].decision
+    assert "of them" in answer.trace[-1].decision and answer.usage.llm_calls == len(chat_server.requests)
+
+
 def test_429_then_good_is_counted_once_per_request_against_scripted_http_server(
     examples_home: Path, chat_server: ScriptedChatServer
 ) -> None:
