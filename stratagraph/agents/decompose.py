@@ -47,7 +47,10 @@ from stratagraph.retrieval.decompose import FINAL, SubQuery, decompose
 __all__ = ["bind", "decompose_question", "is_question", "needed_later", "reference_phrase"]
 
 _WH = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
-_AUX = frozenset("is are was were do does did has have had can could will would should may might shall".split())
+_AUX = frozenset(
+    {"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "can", "could", "will", "would",
+     "should", "may", "might", "shall"}
+)  # fmt: skip
 _PLACEHOLDER = re.compile(r"\{(var\d+)\}")
 
 
@@ -192,8 +195,8 @@ def repair(nlp: Any, subs: Sequence[SubQuery]) -> tuple[list[SubQuery], list[str
             break
         out = [x for x in out if x.target not in inner]
         head, rest = split
-        ask = _PLACEHOLDER.sub(lambda mm: "{" + mm.group(1) + "}" if mm.group(1) != sub.target else f"which {head}",
-                               final.text)  # fmt: skip
+        asked_for = f"which {head}"
+        ask = final.text.replace("{" + sub.target + "}", asked_for)
         ask = ask.rstrip(" ?.!") + "?"
         then = f"{{{sub.target}}} {rest}?" if sub.text.lower().startswith("which") else f"{{{sub.target}}} is {rest}?"
         first = SubQuery(text=ask, target=sub.target, depends_on=_deps(ask), kind="relative")

@@ -43,7 +43,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel, Field
 
 from stratagraph.agents.common import Step, agent_node
-from stratagraph.agents.decompose import bind, is_question, needed_later, reference_phrase
+from stratagraph.agents.decompose import (
+    bind,
+    is_question,
+    needed_later,
+    reference_phrase,
+)
 from stratagraph.agents.extract import extract_answer
 from stratagraph.answers import Citation
 from stratagraph.llm import InputTooLong

@@ -200,8 +200,8 @@ def _protocol(turns: list[str], answer: str = "$820 thousand") -> Any:
 
 GOOD_TURNS = [
     "<think>I need the county that operates the P25 network first.</think>\n<query>county operating the regional P25 network</query>",
-    "<think>Harlow County operates it. Now the cost of its dispatch agreement.</think>\n"
-    "<query>dispatch agreement with Harlow County budget</query>",
+    ("<think>Harlow County operates it. Now the cost of its dispatch agreement.</think>\n"
+     "<query>dispatch agreement with Harlow County budget</query>"),
     "<think>The dispatch agreement with Harlow County is budgeted at $820 thousand.</think>\n<answer>$820 thousand</answer>",
 ]
 
@@ -233,10 +233,12 @@ def test_a_small_models_messy_turns_still_give_a_cited_answer_against_scripted_h
     examples_home: Path, chat_server: ScriptedChatServer
 ) -> None:
     messy = [
-        "I should look up who runs the network.\n<query>county operating the regional P25 network\n"
-        "<query>P25 network operator",  # no think tag, two unclosed queries
-        "<think>Found Harlow County<query>dispatch agreement Harlow County</query>\n<knowledge>It costs $1 million"
-        "</knowledge>\n<answer>$1 million</answer>",  # unclosed think, invented knowledge and answer
+        # no think tag, two unclosed queries
+        ("I should look up who runs the network.\n<query>county operating the regional P25 network\n"
+         "<query>P25 network operator"),
+        # unclosed think, invented knowledge and answer
+        ("<think>Found Harlow County<query>dispatch agreement Harlow County</query>\n<knowledge>It costs $1 million"
+         "</knowledge>\n<answer>$1 million</answer>"),
         "<answer>$820 thousand",  # no think, unclosed answer
     ]
     chat_server.responder = _protocol(messy)
