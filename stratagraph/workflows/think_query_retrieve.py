@@ -10,8 +10,8 @@ passages and bound into the next sub-question. See :mod:`stratagraph.agents.deco
 :mod:`stratagraph.agents.think`, :mod:`stratagraph.agents.traverse`, :mod:`stratagraph.agents.generate`.
 """
 
-from __future__ import annotations
-
+# no ``from __future__ import annotations``: the state's annotations must resolve when Studio loads this file
+# by path (as a module of another name, whose globals typing cannot find)
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
