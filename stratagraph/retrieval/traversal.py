@@ -668,11 +668,18 @@ class Traversal(BaseModel):
 
 
 def traverse(
-    ctx: RetrievalContext, query: str, filters: Filters | None = None, links: QueryLinks | None = None
+    ctx: RetrievalContext,
+    query: str,
+    filters: Filters | None = None,
+    links: QueryLinks | None = None,
+    params: TraversalParams | None = None,
 ) -> Traversal:
     """Classify (Alg. 3), decompose (Alg. 5) and traverse each sub-question (Alg. 4); rank chunks by what
     the walks reached. ``links``: the question's links when the caller already has them (entities linked
-    by similarity are dropped: a walk starts from the entities the question names)."""
+    by similarity are dropped: a walk starts from the entities the question names). ``params``: H and K
+    when the caller already classified the question the query comes from (a bound sub-question of a
+    COMPLEX question walks with the COMPLEX class's per-sub-query H and K, §4.3.3); default: the query's
+    own class."""
     cls = classify(ctx, query)
     subs = decompose(ctx, query)
     if links is None:
@@ -684,14 +691,21 @@ def traverse(
     allowed_facts = _allowed_facts(ctx, index, filters)
     rels = [FactRelevance(index, vectors, v) for v in _sub_query_vectors(ctx, query, subs)]
     seeds = assign_seeds(trusted_links(index, links), subs)
-    runs = run_sub_queries(index, subs, seeds, cls.params, rels, allowed_facts)
+    runs = run_sub_queries(index, subs, seeds, params or cls.params, rels, allowed_facts)
     graph = chunk_ranking(index, runs, ctx.allowed_docs(filters))
     return Traversal(classification=cls, sub_queries=list(subs), runs=list(runs), graph=graph)
 
 
-def retrieve(ctx: RetrievalContext, query: str, k: int = 10, filters: Filters | None = None) -> RetrievalResult:
-    """:func:`traverse`, then the graph ranking fused with the dense list by RRF."""
-    walk = traverse(ctx, query, filters)
+def retrieve(
+    ctx: RetrievalContext,
+    query: str,
+    k: int = 10,
+    filters: Filters | None = None,
+    params: TraversalParams | None = None,
+) -> RetrievalResult:
+    """:func:`traverse` (``params``: H and K to walk with instead of the query's own class's), then the
+    graph ranking fused with the dense list by RRF."""
+    walk = traverse(ctx, query, filters, params=params)
     dense = ctx.chunk_scores(query, max(SETTINGS.dense_depth, k), filters)
     fused = fuse_rankings([walk.graph, dense], k=RRF_K)
     names = _names(ctx, [e for r in walk.runs for e in (*r.seeds, *r.bindings)])
