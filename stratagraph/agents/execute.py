@@ -160,7 +160,8 @@ def _quantity(step: Step, lf: LogicalForm, query: str) -> tuple[Binding, list[Ev
     chunks: dict[str, Evidence] = {}
     _, docs = step.tool("search_facts", query=query, k=FACTS_K, filters=_filters(step))
     docs = list(docs or [])
-    pool = candidates(docs, chunks)
+    cells = lf.target == "amounts"  # a set is a table column: only table cells can found one
+    pool = [q for q in candidates(docs, chunks) if q.table or not cells]
     for d in docs:
         ev = evidence_of(d)
         if ev is not None:
@@ -178,7 +179,7 @@ def _quantity(step: Step, lf: LogicalForm, query: str) -> tuple[Binding, list[Ev
         for sid in sections[: SECTIONS_WIDENED + 1]:
             docs += _section_scope(step, sid, query, chunks)
             scoped.add(sid)
-        pool = candidates(docs, chunks)
+        pool = [q for q in candidates(docs, chunks) if q.table or not cells]
         ranked = rank(pool, terms)
         best = ranked[0] if ranked else None
     evidence = [chunks[c] for c in dict.fromkeys(q.chunk_id for q in ranked[:5]) if c in chunks]

@@ -5,8 +5,9 @@ question from what the rounds bound.
   operand cited (:func:`stratagraph.agents.answer.answer_from_evidence`'s first rule).
 * It holds one found text answer (the extracted span, or the chat model's sub-answer quoted from the passages
   it named): that is the answer, with its citations.
-* A choice or yes/no ``Deduce`` that the evidence did not settle, without a chat model: "not found" (a span
-  picked by its answer type would not be one of the options).
+* A ``Math`` or ``Sort`` whose operands were not all found: "not found" (one number read off the evidence is
+  not a sum or a difference); so is a choice or yes/no ``Deduce`` that the evidence did not settle, without a
+  chat model (a span picked by its answer type would not be one of the options).
 * Otherwise (nothing found, or several outputs): the shared answer policy over all the evidence the rounds
   gathered, the chunks of the found steps first, with the memory as context for the chat model; without
   one, a choice or yes/no decided in code, else the extracted span, else "not found".
@@ -22,6 +23,7 @@ from stratagraph.answers import NOT_FOUND, Answer
 __all__ = ["STRATEGY", "generate"]
 
 STRATEGY = "kag"
+_COMPUTED = frozenset({"math", "sort", "deduce"})
 
 
 @agent_node("answer")
@@ -37,9 +39,9 @@ def generate(state: dict, step: Step) -> dict:
                                  strategy=STRATEGY)}  # fmt: skip
     plan = state.get("plan") or []
     source = next((s for s in plan if s.action == "output"), None)
-    decider = next((s for s in plan if source is not None and s.var in source.inputs and s.action == "deduce"), None)
-    if decider is not None and step.llm is None:
-        step.decide(f"the evidence does not settle the {decider.operation}: not found")
+    computing = next((s for s in plan if source is not None and s.var in source.inputs and s.action in _COMPUTED), None)
+    if computing is not None and (computing.action != "deduce" or step.llm is None):
+        step.decide(f"{computing.render()} found no answer ({out.note if out is not None else 'unbound'}): not found")
         return {"answer": Answer(question=step.question, answer=NOT_FOUND, found=False, strategy=STRATEGY)}
     evidence = list(state.get("evidence") or [])
     first = {c for b in bindings.values() if b.found for c in b.evidence}

@@ -19,9 +19,13 @@ description and the same context. Candidates are ranked by, in order (:func:`ran
 3. the role fits: an amount of change (a "Change" column; in prose an amount right after "up", "increase
    of", "from", "compared with"...) only when the operand asks for a change;
 4. the weighted share of the operand's terms the candidate covers;
-5. a table cell before prose (a cell is exact as written; prose is often rounded);
-6. when the operand names no line item of the row, the table's total row;
-7. the fact's similarity to the sub-question, then the column order.
+5. what the amount is said of (the row label; in prose, the words right before the amount): the operand's
+   terms it holds (periods aside) less the words it holds that the operand does not ask for ("revenue of
+   $151.9 million" before "Software and Services revenue was $48.8 million" when the operand asks for
+   revenue; the row "Public Library" before the total row of a section under "Public Library");
+6. a table cell before prose (a cell is exact as written; prose is often rounded);
+7. when the operand names no line item of the row, the table's total row;
+8. the fact's similarity to the sub-question, then the column order.
 
 A candidate failing rule 1, or covering under :data:`WEAK_COVERAGE` of the terms, is *weak*: the executor
 then widens its retrieval (KAG Alg. 2: hybrid retrieval when the graph result is empty or weak).
@@ -74,6 +78,8 @@ OPERATION_WORDS = frozenset(
     ["how", "much", "many", "more", "less", "fewer", "higher", "lower", "larger", "smaller", "greater", "bigger", "combined", "combine", "total", "totals", "sum", "together", "altogether", "aggregate", "add", "added", "difference", "differ", "between", "than", "exceed", "exceeds", "exceeded", "gap", "compare", "compared", "ratio", "times", "percentage", "percent", "share", "fraction", "proportion", "change", "increase", "decrease", "grow", "grew", "growth", "rise", "rose", "fall", "fell", "decline", "what", "which", "who", "is", "are", "was", "were", "do", "does", "did", "the", "of", "in", "for", "and", "or", "by", "to", "from", "a", "an", "value", "amount", "figure", "number"]
 )
 _OPERATION_STEMS = frozenset(stem(w) for w in OPERATION_WORDS)
+#: words around an amount that say nothing of what it measures ("was", "of", "total", digits)
+_GENERIC = frozenset(stem(w) for w in "total totals be was were is are reach reached stood came amount amounted".split())
 _CHANGE_ASK = frozenset(["change", "increase", "decrease", "grow", "grew", "growth", "rise", "rose", "fall", "fell", "decline", "reduction", "drop", "cut", "up", "down"])
 _PERCENT_ASK = frozenset(["percent", "percentage", "share", "rate", "margin", "proportion", "fraction", "%"])
 _CHANGE_BEFORE = re.compile(
@@ -187,6 +193,7 @@ class Quantity:
     context: frozenset[str]  # stems of the section path, document title and metadata
     own: frozenset[str]  # stems of the row label + column (cell) or the sentence + description (prose)
     change: bool  # an amount of change (a Change column, or "up ..." in prose)
+    near: frozenset[str] = frozenset()  # stems of the row label, or of the words just before a prose amount
     similarity: float = 0.0
     position: int = 0
     coverage: float = field(default=0.0, compare=False)
@@ -231,6 +238,13 @@ def evidence_of(doc: Any) -> Evidence | None:
 def _context_stems(ev: Evidence) -> frozenset[str]:
     values = [str(v) for v in ev.metadata.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
     return stems(" ".join([*ev.section_path, ev.title, *values]))
+
+
+def _words_before(text: str, start: int, n: int = 12) -> str:
+    """The last ``n`` words before ``start`` in its sentence: what a prose amount is said of."""
+    before = text[max(0, start - 160) : start]
+    before = re.split(r"[.;:\n]\s", before)[-1]
+    return " ".join(before.split()[-n:])
 
 
 def _row_line(text: str, description: str, row: str, raw: str) -> str:
@@ -307,6 +321,7 @@ def candidates(docs: Sequence[Any], chunks: Mapping[str, Evidence]) -> list[Quan
                 if raw not in quote:
                     continue
                 own = stems(f"{row} {column}")
+                near = stems(row)
                 change = bool(stems(column) & {stem(w) for w in _CHANGE_COLUMN})
             else:
                 where = _locate(chunk.text, description, raw)
@@ -314,6 +329,7 @@ def candidates(docs: Sequence[Any], chunks: Mapping[str, Evidence]) -> list[Quan
                     continue
                 quote = _sentence_at(chunk.text, *where)
                 own = stems(f"{quote} {description}")
+                near = stems(_words_before(chunk.text, where[0]))
                 change = bool(_CHANGE_BEFORE.search(chunk.text[max(0, where[0] - 40) : where[0]]))
             cite = Citation(doc_id=chunk.doc_id, source=chunk.source, section=chunk.section, chunk_id=chunk.chunk_id,
                             quote=quote)  # fmt: skip
@@ -336,6 +352,7 @@ def candidates(docs: Sequence[Any], chunks: Mapping[str, Evidence]) -> list[Quan
                     context=context,
                     own=own,
                     change=change,
+                    near=near,
                     similarity=float(meta.get("score") or 0.0),
                     position=pos,
                 )
@@ -371,8 +388,10 @@ def _sort_key(q: Quantity, t: Terms) -> tuple:
     key_ok, unit_ok, role_ok, coverage = _fit(q, t)
     names_row = bool(stems(q.row) & set(t.weights)) if q.table else True
     total_first = q.table and q.is_total and not names_row
-    return (not key_ok, not unit_ok, not role_ok, -coverage, not q.table, not total_first, -round(q.similarity, 6),
-            q.position, q.fact_id)  # fmt: skip
+    extra = sum(1 for w in q.near - set(t.weights) - _GENERIC if not w[0].isdigit())
+    named = len((q.near & set(t.weights)) - t.periods)
+    return (not key_ok, not unit_ok, not role_ok, -coverage, extra - named, not q.table, not total_first,
+            -round(q.similarity, 6), q.position, q.fact_id)  # fmt: skip
 
 
 def rank(qs: Iterable[Quantity], t: Terms) -> list[Quantity]:

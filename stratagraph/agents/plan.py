@@ -30,7 +30,7 @@ Without one, the rule-based planner (:func:`rule_plan`) reads the question's for
 4. a ratio ("ratio of A to B", "how many times ... A than B"): Math ratio A / B;
 5. a difference ("how much more / less / higher ... A than B", "difference between A and B", "by how much
    does A exceed B"): Math difference A - B ("between" gives the larger first, so the difference is the
-   gap);
+   gap); a change ("how much did X grow from A to B"): Math difference B - A;
 6. a sum ("combined", "total", "sum", "together", "altogether", "in all") over two or more coordinated
    names ("the Police and Fire departments", "A, B and C"): Math sum;
 7. a yes/no comparison ("is A more / greater / less than B?"): two amounts and Deduce greater or less;
@@ -38,8 +38,10 @@ Without one, the rule-based planner (:func:`rule_plan`) reads the question's for
    quantities when both have one, else the dates or numbers the evidence states for each, in code);
 9. anything else: the question decomposed (BiG-RAG Alg. 5, :func:`stratagraph.retrieval.decompose`) into
    sub-questions, one Retrieval each, a later one referring to an earlier answer by variable; a yes/no
-   question over coordinated names ends with Deduce entailment; a single question asking for a number
-   retrieves a typed quantity first.
+   question over coordinated names ends with Deduce entailment; a last sub-question asking for a number (its
+   answer type is a number, or it asks what / which ... of an amount noun such as budget, revenue, cost)
+   retrieves a typed quantity first. When decomposition leaves the wh-phrase inside the one reference it
+   resolves first and ends with a statement, the order is turned around (:func:`_invert`).
 
 An operand of 3-7 is the question with the coordination replaced by that one name (or, around "than", the
 name on that side): every word the names share ("the FY2025 overtime budget of") stays in each operand.
@@ -151,7 +153,8 @@ class KagPlan(BaseModel):
 
 _ACTIONS = {"retrieval": "retrieval", "retrieve": "retrieval", "sort": "sort", "math": "math", "deduce": "deduce",
             "output": "output", "count": "math"}  # fmt: skip
-_MATH_SYNONYMS = {"add": "sum", "plus": "sum", "total": "sum", "subtract": "difference", "minus": "difference",
+_MATH_SYNONYMS = {"add": "sum", "add_up": "sum", "addition": "sum", "plus": "sum", "total": "sum", "sum_of": "sum",
+                  "subtraction": "difference", "subtract": "difference", "minus": "difference",
                   "diff": "difference", "divide": "ratio", "division": "ratio", "percent": "percent_change",
                   "percentage_change": "percent_change", "pct_change": "percent_change", "maximum": "max",
                   "minimum": "min", "largest": "max", "smallest": "min"}  # fmt: skip
@@ -247,6 +250,17 @@ _DIFF = re.compile(
     r"\bby how much\b|\bgap between\b|\bhow much (?:did|does|do|will|would)\b.*\bexceed",
     re.IGNORECASE,
 )
+_CHANGE = re.compile(
+    r"\bhow much (?:did|does|do|has|have|had|will|would)\b.*\b(?:grow|increase|rise|fall|decrease|decline|drop|change|"
+    r"shrink|go up|go down)\b",
+    re.I,
+)
+#: nouns that ask for an amount ("what is the FY2025 overtime *budget*")
+MEASURE_NOUNS = frozenset(
+    """budget budgets revenue revenues cost costs amount spending expenditure expenditures appropriation income price
+    salary population margin rate share percentage count number value profit loss sales headcount balance debt
+    funding allocation total sum figure fee fees tax taxes capacity attendance enrollment payroll""".split()
+)
 _RATIO = re.compile(r"\bratio of\b|\bhow many times\b", re.IGNORECASE)
 _PCT = re.compile(
     r"\bby what (?:percent|percentage)\b|\bpercent(?:age)? (?:change|increase|decrease|growth|rise|decline|drop|fall)\b|"
@@ -267,18 +281,33 @@ _NOMINAL = frozenset({"NOUN", "PROPN", "NUM", "ADJ", "X"})
 
 
 def _span_tokens(tok: Token, skip: Iterable[str] = ("conj", "cc", "punct", "preconj")) -> tuple[int, int]:
-    """A token's subtree without the children of the kinds in ``skip`` (and their subtrees)."""
+    """A token's subtree without the children of the kinds in ``skip`` (and their subtrees); a "prep" in
+    ``skip`` keeps "of" ("the Department of Parks")."""
     drop: set[int] = set()
     for child in tok.children:
-        if child.dep_ in skip:
+        if child.dep_ in skip and not (child.dep_ == "prep" and child.lower_ == "of"):
             drop.update(t.i for t in child.subtree)
     idx = [t.i for t in tok.subtree if t.i not in drop]
     return min(idx), max(idx) + 1
 
 
 def coordination(doc: Doc) -> list[tuple[int, int]]:
-    """The members of the first coordination of names in the question ("the Police and Fire departments",
-    "A, B and C", "between FY2024 and FY2025"), as token spans; [] when there is none."""
+    """The members of the coordination of names in the question ("the Police and Fire departments", "A, B and
+    C", "between FY2024 and FY2025"), as token spans; [] when there is none. When there are several, the one
+    whose members are all proper names (or periods) wins over one of common nouns ("the salaries and benefits
+    of *Branch Operations and Outreach*"), then the last."""
+    found = _coordinations(doc)
+    if not found:
+        return []
+
+    def named(spans: list[tuple[int, int]]) -> bool:
+        return all(any(t.pos_ == "PROPN" or t.text[:1].isupper() or t.like_num for t in doc[a:b]) for a, b in spans)
+
+    return max(found, key=lambda spans: (named(spans), spans[0][0]))
+
+
+def _coordinations(doc: Doc) -> list[list[tuple[int, int]]]:
+    out: list[list[tuple[int, int]]] = []
     for tok in doc:
         if tok.dep_ == "conj" or tok.pos_ not in _NOMINAL:
             continue
@@ -292,8 +321,8 @@ def coordination(doc: Doc) -> list[tuple[int, int]]:
         if len(chain) < 2:
             continue
         chain.sort(key=lambda t: t.i)
-        return [_span_tokens(t) for t in chain]
-    return []
+        out.append([_span_tokens(t, skip=("conj", "cc", "punct", "preconj", "prep", "relcl", "acl")) for t in chain])
+    return out
 
 
 def _render(doc: Doc, drop: set[int], subs: Mapping[int, tuple[int, str]] | None = None) -> str:
@@ -323,7 +352,7 @@ def than_operands(doc: Doc) -> tuple[str, str] | None:
     than = next((t for t in doc if t.lower_ == "than"), None)
     if than is None:
         return None
-    skip = ("prep", "relcl", "acl", "punct", "conj", "cc")
+    skip = ("prep", "relcl", "acl", "punct")  # a name may hold "and" ("than for Roads and Bridges")
     obj = next((c for c in than.children if c.dep_ == "pobj"), None)
     prep = next((c for c in than.children if c.dep_ == "prep"), None)
     left: tuple[int, int] | None = None
@@ -331,7 +360,9 @@ def than_operands(doc: Doc) -> tuple[str, str] | None:
         r_start, r_end = _span_tokens(obj, skip=skip)
         r_start = max(r_start, than.i + 1)
     elif prep is not None:
-        r_start, r_end = min(t.i for t in prep.subtree), max(t.i for t in prep.subtree) + 1
+        pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
+        r_start = prep.i
+        r_end = _span_tokens(pobj, skip=skip)[1] if pobj is not None else prep.i + 1
         twin = [t for t in doc[: than.i] if t.lower_ == prep.lower_ and t.dep_ == "prep"]
         if twin:
             left = min(t.i for t in twin[-1].subtree), max(t.i for t in twin[-1].subtree) + 1
@@ -411,8 +442,8 @@ def _retrieval(var: str, question: str, target: Target, **extra: Any) -> Logical
     return LogicalForm(action="retrieval", var=var, question=question, target=target, object=target, **extra)
 
 
-def _arith(question: str, operation: str, operands: Sequence[str], reason: str) -> tuple[list[LogicalForm], str]:
-    level = operation in ("percent_change", "ratio")  # the operands are levels, whatever the question's verb
+def _arith(question: str, operation: str, operands: Sequence[str], reason: str, level: bool = False) -> tuple[list[LogicalForm], str]:
+    level = level or operation in ("percent_change", "ratio")  # the operands are levels, whatever the question's verb
     steps = [_retrieval(f"o{i}", q, "amount", level=level) for i, q in enumerate(operands, start=1)]
     steps.append(LogicalForm(action="math", var="math1", operation=operation, inputs=[s.var for s in steps]))
     steps.append(LogicalForm(action="output", var="out", inputs=["math1"]))
@@ -456,6 +487,15 @@ def rule_plan(nlp: Any, question: str) -> tuple[list[LogicalForm], str]:
             return _arith(q, "percent_change", operands, "percentage change (from A to B)")
         if len(coord) == 2:
             return _arith(q, "percent_change", coordinated_operands(doc, coord), "percentage change (between A and B)")
+    if _CHANGE.search(q):
+        ranged = _from_to(doc)
+        if ranged is not None or len(coord) == 2:
+            if ranged is not None:
+                start, end, spans = ranged
+                operands = [_render(doc, set(), {start: (end, doc[a:b].text)}) for a, b in spans]
+            else:
+                operands = coordinated_operands(doc, coord)
+            return _arith(q, "difference", operands[::-1], "change from A to B (B - A)", level=True)
     if _RATIO.search(q):
         sides = than_operands(doc) if "than" in lower else None
         if sides is None and len(coord) == 2:
@@ -513,7 +553,7 @@ def rule_plan(nlp: Any, question: str) -> tuple[list[LogicalForm], str]:
     for sq in subs:
         text = VAR.sub(lambda m: "{" + names.get(m.group(1), m.group(1)) + "}", sq.text)
         target: Target = "text"
-        if sq.kind == "final" and shape.type == AnswerType.NUMBER:
+        if sq.kind == "final" and _asks_amount(doc, shape):
             target = "number"
         phrase = "" if sq.kind == "final" else _phrase(text)
         steps.append(_retrieval(names[sq.target], text, target, phrase=phrase))
@@ -588,6 +628,18 @@ def _invert(nlp: Any, subs: Sequence[Any]) -> list[Any] | None:
         SubQuery(text=bridge, target=ref.target, depends_on=[], kind="relative"),
         SubQuery(text=rest, target=FINAL, depends_on=[ref.target], kind="final"),
     ]
+
+
+def _asks_amount(doc: Doc, shape: Any) -> bool:
+    """A question asking for a number: its answer type is a number, or it asks what / which ... of an amount
+    ("What is the FY2025 overtime budget of the Fire Department?")."""
+    from stratagraph.agents.extract import AnswerType
+
+    if shape.type == AnswerType.NUMBER:
+        return True
+    if shape.type != AnswerType.THING or not doc or doc[0].lower_ not in ("what", "which"):
+        return False
+    return any(t.lower_ in MEASURE_NOUNS and t.pos_ == "NOUN" for t in doc)
 
 
 def _ratio_to(doc: Doc) -> tuple[str, str] | None:
