@@ -299,7 +299,8 @@ def _generate(step: Step, query: str, evidence: Sequence[Evidence], state: Mappi
         step.fallbacks.append("sub-answer: the model's answer names no passage and none contains it")
         return None
     span = _span_in(answer, chosen)
-    return span, [quote_for(e, span, query) for e in chosen]
+    holding = [e for e in chosen if span.lower() in e.text.lower()]
+    return span, [quote_for(e, span, query) for e in holding or chosen]  # the passages that state it, when some do
 
 
 def _span_in(answer: str, evidence: Sequence[Evidence]) -> str:

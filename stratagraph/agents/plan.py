@@ -208,6 +208,11 @@ def from_planned(planned: KagPlan, known: Iterable[str] = (), question: str = ""
         )
         if action == "retrieval" and not form.question:
             form.question = " ".join(x for x in (form.subject, form.predicate, *constraints.values()) if x) or question
+        if action == "retrieval":  # "Who directed o1?" / subject o1: the earlier answer goes into the question
+            for v in sorted(bound, key=len, reverse=True):
+                form.question = re.sub(rf"(?<![{{\w]){re.escape(v)}(?![}}\w])", "{" + v + "}", form.question)
+            if form.subject in bound and "{" + form.subject + "}" not in form.question:
+                form.question = f"{form.question} {{{form.subject}}}"
         missing = [v for v in form.needs() if v not in bound]
         if missing:
             dropped.append(f"step {n}: reads {', '.join(missing)}, which no earlier step binds")
