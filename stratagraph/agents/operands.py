@@ -79,7 +79,7 @@ OPERATION_WORDS = frozenset(
 )
 _OPERATION_STEMS = frozenset(stem(w) for w in OPERATION_WORDS)
 #: words around an amount that say nothing of what it measures ("was", "of", "total", digits)
-_GENERIC = frozenset(stem(w) for w in "total totals be was were is are reach reached stood came amount amounted".split())
+_GENERIC = frozenset(stem(w) for w in ["total", "totals", "be", "was", "were", "is", "are", "reach", "reached", "stood", "came", "amount", "amounted"])
 _CHANGE_ASK = frozenset(["change", "increase", "decrease", "grow", "grew", "growth", "rise", "rose", "fall", "fell", "decline", "reduction", "drop", "cut", "up", "down"])
 _PERCENT_ASK = frozenset(["percent", "percentage", "share", "rate", "margin", "proportion", "fraction", "%"])
 _CHANGE_BEFORE = re.compile(

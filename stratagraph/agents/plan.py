@@ -258,13 +258,11 @@ _DIFF = re.compile(
 _CHANGE = re.compile(
     r"\bhow much (?:did|does|do|has|have|had|will|would)\b.*\b(?:grow|increase|rise|fall|decrease|decline|drop|change|"
     r"shrink|go up|go down)\b",
-    re.I,
+    re.IGNORECASE,
 )
 #: nouns that ask for an amount ("what is the FY2025 overtime *budget*")
 MEASURE_NOUNS = frozenset(
-    """budget budgets revenue revenues cost costs amount spending expenditure expenditures appropriation income price
-    salary population margin rate share percentage count number value profit loss sales headcount balance debt
-    funding allocation total sum figure fee fees tax taxes capacity attendance enrollment payroll""".split()
+    ["budget", "budgets", "revenue", "revenues", "cost", "costs", "amount", "spending", "expenditure", "expenditures", "appropriation", "income", "price", "salary", "population", "margin", "rate", "share", "percentage", "count", "number", "value", "profit", "loss", "sales", "headcount", "balance", "debt", "funding", "allocation", "total", "sum", "figure", "fee", "fees", "tax", "taxes", "capacity", "attendance", "enrollment", "payroll"]
 )
 _RATIO = re.compile(r"\bratio of\b|\bhow many times\b", re.IGNORECASE)
 _PCT = re.compile(
