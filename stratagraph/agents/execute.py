@@ -49,6 +49,7 @@ from stratagraph.agents.operands import (
     evidence_of,
     members,
     operand_terms,
+    peers,
     rank,
     refine,
     render_amount,
@@ -65,6 +66,8 @@ __all__ = ["GRAPH_ANSWERS", "execute"]
 #: result to stand without hybrid retrieval (KAG Alg. 2's threshold; ours)
 GRAPH_ANSWERS = 0.67
 FACTS_K = 20  # facts a quantity retrieval reads
+#: why Math refuses operands that are one amount (a coordination that names one thing: "Streets and Bridges")
+SAME_AMOUNT = "the operands are one and the same amount"
 SECTION_FACTS_K = 50  # facts read from one section
 SECTIONS_WIDENED = 3  # sections whose facts a widened quantity retrieval reads
 ENTITY_K = 8  # facts and passages expand_entity returns per entity
@@ -188,18 +191,23 @@ def _quantity(step: Step, lf: LogicalForm, query: str) -> tuple[Binding, list[Ev
             sorted(terms.keys - (best.own | best.context)) or [f"terms (coverage {best.coverage:.2f})"])  # fmt: skip
         return Binding(var=lf.var, kind="amount", found=False, question=query, source=source, note=note,
                        quantities=[best] if best else [], evidence=[e.chunk_id for e in evidence]), evidence  # fmt: skip
-    if (lf.target == "amounts" or not best.table) and best.section_id not in scoped:
-        docs += _section_scope(step, best.section_id, query, chunks)
-        pool = candidates(docs, chunks)
+    wanted = peers(best, ranked, terms) if lf.target == "amounts" else [best.section_id] if not best.table else []
+    for sid in wanted:
+        if sid not in scoped:
+            docs += _section_scope(step, sid, query, chunks)
+            scoped.add(sid)
+    if wanted:
+        pool = [q for q in candidates(docs, chunks) if q.table or not cells]
     if lf.target == "amounts":
-        rows = members(best, rank(pool, terms))
+        rows = members(best, rank(pool, terms), terms)
         if not rows:
             return Binding(var=lf.var, kind="amounts", found=False, question=query, source=source,
                            note=f"{best.label!r} is not a table cell", quantities=[best]), evidence  # fmt: skip
-        ev = [chunks[best.chunk_id]] if best.chunk_id in chunks else []
+        ev = [chunks[c] for c in dict.fromkeys(q.chunk_id for q in rows) if c in chunks]
         return Binding(var=lf.var, kind="amounts", found=True, strong=True, question=query, source=source,
                        text=f"{len(rows)} rows of {best.section_title or best.citation.section} ({best.column})",
-                       quantities=rows, citations=[q.citation for q in rows], evidence=[best.chunk_id],
+                       quantities=rows, citations=[q.citation for q in rows],
+                       evidence=list(dict.fromkeys(q.chunk_id for q in rows)),
                        note=f"column {best.column!r}"), ev  # fmt: skip
     exact = refine(best, pool, terms)
     note = f"{best.label}: {best.raw}, coverage {best.coverage:.2f}"
@@ -364,6 +372,10 @@ def _math(step: Step, lf: LogicalForm, bindings: Mapping[str, Binding], pool: Ma
     if not _same_unit(qs):
         units = ", ".join(sorted({f"{q.raw} ({q.currency or q.unit or 'no unit'})" for q in qs}))
         return Binding(var=lf.var, kind="computed", source="code", note=f"units differ: {units}"), []
+    same = {(q.fact_id, q.position) for q in qs}
+    if len(same) < len(qs):
+        return Binding(var=lf.var, kind="computed", source="code",
+                       note=f"{SAME_AMOUNT}: {qs[0].label} ({qs[0].raw})"), []  # fmt: skip
     if lf.constraints.get("order") == "larger_first" and len(qs) == 2 and qs[1].value > qs[0].value:
         qs = [qs[1], qs[0]]
     try:
@@ -378,8 +390,11 @@ def _math(step: Step, lf: LogicalForm, bindings: Mapping[str, Binding], pool: Ma
         "percent_change": f"({shown[1] if len(shown) > 1 else '?'} - {shown[0]}) / |{shown[0]}| * 100",
     }.get(lf.operation, f"{lf.operation}({', '.join(shown)})")
     unit, currency = qs[0].unit, qs[0].currency
+    if lf.operation == "difference" and unit == "%":  # a difference of percentages is in percentage points
+        unit = "pp"
     text = _display(comp.result, lf.operation, unit, currency)  # type: ignore[arg-type]
-    comp = comp.model_copy(update={"expression": expression, "unit": comp.unit if lf.operation not in ("ratio",) else None})
+    result_unit = None if lf.operation == "ratio" else ("pp" if unit == "pp" else comp.unit)
+    comp = comp.model_copy(update={"expression": expression, "unit": result_unit})
     return Binding(var=lf.var, kind="computed", found=True, strong=True, text=text, computation=comp,
                    citations=[q.citation for q in qs], source="code", quantities=[],
                    note=f"{expression} = {text}"), []  # fmt: skip

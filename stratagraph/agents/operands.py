@@ -35,7 +35,9 @@ table cell of the same section, unit and period that it rounds to ("Total | FY20
 thousands), the total row first, so arithmetic over it is exact; the cell is what gets cited.
 
 Sets (:func:`members`): for ``Sort`` and ``count``, the rows of the table the best candidate sits in, in the
-same column, total rows left out.
+same column, with the rows of other tables in that column that fit the operand as well (the capital projects
+of three sections), total rows left out. A table cell is matched with its table's first header too ("Line
+item", "Project"), which names what the rows are.
 
 Citations: a table cell is cited with its row line as the chunk stores it ("Overtime; FY2024 Actual: 1,320;
 FY2025 Adopted: 1,170; Change: (150)"), a prose amount with the sentence of the chunk that states it; both
@@ -199,6 +201,11 @@ class Quantity:
     coverage: float = field(default=0.0, compare=False)
 
     @property
+    def total_row(self) -> bool:
+        """A table's total row ("Total", "Subtotal"), not a cell of a total column ("Five-year total")."""
+        return self.is_total and (not self.table or bool(re.search(r"\b(?:sub)?totals?\b", self.row, re.I)))
+
+    @property
     def label(self) -> str:
         what = f"{self.row} | {self.column}" if self.table and self.column else (self.row or _clip(self.citation.quote, 80))
         return f"{self.section_title}: {what}" if self.section_title and self.section_title not in what else what
@@ -238,6 +245,12 @@ def evidence_of(doc: Any) -> Evidence | None:
 def _context_stems(ev: Evidence) -> frozenset[str]:
     values = [str(v) for v in ev.metadata.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
     return stems(" ".join([*ev.section_path, ev.title, *values]))
+
+
+def _first_header(text: str) -> str:
+    """What a table's rows are ("Line item", "Project", "Department"): the first cell of its header line."""
+    first = text.split("\n", 1)[0]
+    return first.split(" | ", 1)[0].strip() if " | " in first else ""
 
 
 def _words_before(text: str, start: int, n: int = 12) -> str:
@@ -320,7 +333,7 @@ def candidates(docs: Sequence[Any], chunks: Mapping[str, Evidence]) -> list[Quan
                 quote = _row_line(chunk.text, description, row, raw)
                 if raw not in quote:
                     continue
-                own = stems(f"{row} {column}")
+                own = stems(f"{row} {column} {_first_header(chunk.text)}")
                 near = stems(row)
                 change = bool(stems(column) & {stem(w) for w in _CHANGE_COLUMN})
             else:
@@ -387,7 +400,7 @@ def _fit(q: Quantity, t: Terms) -> tuple[bool, bool, bool, float]:
 def _sort_key(q: Quantity, t: Terms) -> tuple:
     key_ok, unit_ok, role_ok, coverage = _fit(q, t)
     names_row = bool(stems(q.row) & set(t.weights)) if q.table else True
-    total_first = q.table and q.is_total and not names_row
+    total_first = q.table and q.total_row and not names_row
     extra = sum(1 for w in q.near - set(t.weights) - _GENERIC if not w[0].isdigit())
     named = len((q.near & set(t.weights)) - t.periods)
     return (not key_ok, not unit_ok, not role_ok, -coverage, extra - named, not q.table, not total_first,
@@ -430,18 +443,35 @@ def refine(q: Quantity, pool: Iterable[Quantity], t: Terms) -> Quantity:
     ]  # fmt: skip
     if not fits:
         return q
-    return min(fits, key=lambda c: (not c.is_total, abs(c.value - q.value), c.position, c.fact_id))
+    return min(fits, key=lambda c: (not c.total_row, abs(c.value - q.value), c.position, c.fact_id))
 
 
-def members(best: Quantity, pool: Iterable[Quantity]) -> list[Quantity]:
-    """The rows of the table ``best`` sits in, in its column, total rows left out (module docstring, "Sets")."""
+def members(best: Quantity, pool: Iterable[Quantity], t: Terms) -> list[Quantity]:
+    """The set an operand names (module docstring, "Sets"): the rows of ``best``'s table in its column, and the
+    rows in the same column of other tables that fit the operand as well as ``best`` does; total rows left
+    out."""
     if not best.table:
         return []
-    rows: dict[str, Quantity] = {}
+    bar = _fit(best, t)[3]
+    rows: dict[tuple[str, str], Quantity] = {}
     for c in pool:
-        if c.table and c.chunk_id == best.chunk_id and c.column == best.column and not c.is_total and c.row:
-            rows.setdefault(c.row, c)
-    return sorted(rows.values(), key=lambda c: (c.citation.quote, c.fact_id))
+        if not c.table or c.column != best.column or c.total_row or not c.row:
+            continue
+        key_ok, unit_ok, role_ok, coverage = _fit(c, t)
+        if c.chunk_id == best.chunk_id or (key_ok and unit_ok and role_ok and coverage >= bar):
+            rows.setdefault((c.chunk_id, c.row), c)
+    return sorted(rows.values(), key=lambda c: (c.chunk_id, c.citation.quote, c.fact_id))
+
+
+def peers(best: Quantity, ranked: Sequence[Quantity], t: Terms, limit: int = 4) -> list[str]:
+    """The sections of the table cells that fit ``t`` as well as ``best`` in its column (where a set's other
+    rows may be), ``best``'s first."""
+    bar = _fit(best, t)
+    out = [best.section_id]
+    for c in ranked:
+        if c.table and c.column == best.column and _fit(c, t) >= bar and c.section_id not in out:
+            out.append(c.section_id)
+    return out[:limit]
 
 
 # ------------------------------------------------------------------------------------------ rendering

@@ -741,7 +741,10 @@ def _replan(step: Step, query: str, previous: Sequence[LogicalForm], rebind: str
         extra = _retrieval("w1", query, "text", broad=True)
         again = decider.model_copy(update={"inputs": [*decider.inputs, "w1"]})
         return [extra, again, LogicalForm(action="output", var="out", inputs=[again.var])]
-    if query == step.question:  # the whole question: it answers the question itself
+    if rebind == "lookup":  # the coordination named one thing: the question is a lookup of one amount
+        step.decide("rule: the whole question as one amount")
+        return [_retrieval("o1", query, "number", broad=True), LogicalForm(action="output", var="out", inputs=["o1"])]
+    if query == step.question and target in ("text", "number"):  # the whole question answers itself
         step.decide(f"rule: the whole question as one widened retrieval binding {rebind}")
         return [first, LogicalForm(action="output", var="out", inputs=[rebind])]
     after: list[LogicalForm] = []

@@ -17,7 +17,9 @@ falls back to the rule. The rule: the first ``Retrieval`` of the round that foun
 widened retrieval (its sub-question with the variables bound so far); when that was asked already, or every
 retrieval found something but the text answer is not judged sufficient, the whole question is asked as one
 widened retrieval binding the answer's variable; a choice or yes/no ``Deduce`` that could not decide is run
-again with the evidence of the whole question (asked as one widened retrieval) added to its operands'. A question already asked is not asked again: when nothing new is left to ask, the rounds
+again with the evidence of the whole question (asked as one widened retrieval) added to its operands'; a Math
+whose operands turned out to be one amount (the coordination named one thing, "Streets and Bridges") gives
+way to the whole question asked as one amount. A question already asked is not asked again: when nothing new is left to ask, the rounds
 end and the answer is generated from the memory.
 """
 
@@ -30,6 +32,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from stratagraph.agents.common import Step, agent_node
+from stratagraph.agents.execute import SAME_AMOUNT
 from stratagraph.agents.memory import Binding, bind, memory_text
 from stratagraph.agents.operands import stems
 from stratagraph.agents.plan import LogicalForm
@@ -39,6 +42,8 @@ __all__ = ["JUDGE_COVERAGE", "KagJudgement", "KagSupplement", "covered", "judge"
 
 #: the rebinding that adds the whole question's evidence to a Deduce that could not decide
 EVIDENCE = "evidence"
+#: the rebinding that asks the whole question as one amount (Math found its operands to be one amount)
+LOOKUP = "lookup"
 #: the least share of the question's key terms the memory must cover for a text answer to count (ours)
 JUDGE_COVERAGE = 2 / 3
 
@@ -139,6 +144,10 @@ def _supplementary(state: Mapping[str, Any], step: Step) -> tuple[str, str] | No
     decider = next((s for s in plan if source is not None and s.var in source.inputs and s.action == "deduce"), None)
     if decider is not None and decider.operation in ("choice", "entailment") and not (out and out.found):
         return (step.question, EVIDENCE) if step.question not in tried else None
+    math = next((s for s in plan if source is not None and s.var in source.inputs and s.action == "math"), None)
+    failed = bindings.get(math.var) if math is not None else None
+    if failed is not None and SAME_AMOUNT in failed.note:
+        return (step.question, LOOKUP) if step.question not in tried else None
     if (out is not None and out.kind == "computed") or not retrievals:
         return None
     last = retrievals[-1]

@@ -137,6 +137,20 @@ def test_sort_count_and_a_numeric_deduce_run_in_code(examples_sg: StrataGraph) -
     assert [o.value for o in change.computed.operands] == [Decimal(24380000), Decimal(25350000)]
 
 
+def test_a_set_spans_the_tables_that_fit_and_a_coordinated_name_is_one_thing(examples_sg: StrataGraph) -> None:
+    top = examples_sg.ask("Which capital project has the largest five-year total?", "kag")
+    assert top.found and top.answer == "Elm Street Bridge rehabilitation"
+    assert top.computed is not None and len(top.computed.operands) == 9  # the projects of 2.1, 2.2 and 2.3
+    assert_cited(examples_sg, top)
+    one = examples_sg.ask("What is the total FY2025 adopted amount of the Streets and Bridges projects?", "kag")
+    assert one.found and one.answer == "4,920" and one.computed is None  # a section name, not two operands
+    assert one.citations[0].quote.startswith("Total; FY2025 Adopted: 4,920")
+    assert any("one and the same amount" in t.decision for t in one.trace)
+    assert_cited(examples_sg, one)
+    margin = examples_sg.ask("How much larger was Northwind's gross margin in Q3 than in Q2 2024?", "kag")
+    assert margin.answer == "0.9 percentage points" and margin.computed is not None and margin.computed.unit == "pp"
+
+
 def test_amounts_across_two_earnings_calls_are_added_per_quarter(examples_sg: StrataGraph) -> None:
     answer = examples_sg.ask("What was Northwind Robotics' combined revenue in Q2 and Q3 2024?", "kag")
     assert answer.found and answer.computed is not None and answer.computed.result == Decimal(294500000)
