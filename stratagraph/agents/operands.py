@@ -203,7 +203,7 @@ class Quantity:
     @property
     def total_row(self) -> bool:
         """A table's total row ("Total", "Subtotal"), not a cell of a total column ("Five-year total")."""
-        return self.is_total and (not self.table or bool(re.search(r"\b(?:sub)?totals?\b", self.row, re.I)))
+        return self.is_total and (not self.table or bool(re.search(r"\b(?:sub)?totals?\b", self.row, re.IGNORECASE)))
 
     @property
     def label(self) -> str:
