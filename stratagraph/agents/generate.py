@@ -33,7 +33,7 @@ def generate(state: dict, step: Step) -> dict:
     out = bindings.get(str(state.get("output") or ""))
     if out is not None and out.found and out.computation is not None:
         return {"answer": answer_from_evidence(step, [], STRATEGY, computed=out.computation, computed_answer=out.text)}
-    if out is not None and out.found and out.citations and "; " not in out.text:
+    if out is not None and out.found and out.citations and out.kind in ("text", "amount") and "; " not in out.text:
         step.decide(f"the output {out.var} = {out.text!r} ({out.source})")
         return {"answer": Answer(question=step.question, answer=out.text, found=True, citations=out.citations,
                                  strategy=STRATEGY)}  # fmt: skip

@@ -15,9 +15,11 @@ later steps refer to by name:
 With a chat model the plan is the model's (prompts ``kag_plan.system`` / ``kag_plan.user``, structured
 output :class:`KagPlan`), checked before it runs (:func:`from_planned`): unknown actions and operations are
 dropped, a step reading a variable no earlier step (or earlier round) binds is dropped with the steps that
-need it, a Retrieval whose result feeds Math, Sort or a numeric Deduce is made numeric, and a missing Output
-is added for the last variable. A plan with no step left, or no usable reply, falls back to the rules below
-and the trace says so.
+need it (steps beyond :data:`MAX_STEPS` too), a Retrieval whose result feeds Math, Sort or a numeric Deduce is
+made numeric, an earlier variable a Retrieval names in words ("Who directed o1?", ``subject=o1``) is read, and a
+missing Output is added for the last variable. A plan with no step left, or no usable reply, falls back to the
+rules below (in a later round: the rules' plan of the question itself, every retrieval widened) and the trace
+says so.
 
 Without one, the rule-based planner (:func:`rule_plan`) reads the question's form, in this order:
 
@@ -54,7 +56,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from stratagraph.agents.common import Step, agent_node
 from stratagraph.prompts import load_prompt
@@ -74,6 +76,7 @@ __all__ = [
 
 Action = Literal["retrieval", "sort", "math", "deduce", "output"]
 Target = Literal["text", "number", "amount", "amounts"]
+MAX_STEPS = 12  # a plan longer than this is cut (a small model may ramble)
 MATH_OPS = ("sum", "difference", "ratio", "percent_change", "count", "min", "max")
 DEDUCE_OPS = ("entailment", "greater", "less", "equal", "choice")
 VAR = re.compile(r"\{(\w+)\}")
@@ -144,6 +147,23 @@ class PlannedStep(BaseModel):
                            "Deduce: greater, less, equal, entailment; Sort: max or min")  # fmt: skip
     limit: int = Field(1, description="Sort: how many to keep")
 
+    @field_validator("inputs", mode="before")
+    @classmethod
+    def _inputs(cls, v: Any) -> Any:  # "o1, o2" as a small model may write it
+        return [x for x in re.split(r"[,\s]+", v) if x] if isinstance(v, str) else v
+
+    @field_validator("constraints", mode="before")
+    @classmethod
+    def _constraints(cls, v: Any) -> Any:  # {"period": "FY2025"} or "period=FY2025"
+        if isinstance(v, dict):
+            return [f"{k}={val}" for k, val in v.items()]
+        return [v] if isinstance(v, str) and v else ([] if v in (None, "") else v)
+
+    @field_validator("question", "subject", "predicate", "object", "operation", "var", mode="before")
+    @classmethod
+    def _text(cls, v: Any) -> Any:  # null where text is expected
+        return "" if v is None else v
+
 
 class KagPlan(BaseModel):
     """The chat model's plan: logical-form steps in execution order."""
@@ -168,7 +188,9 @@ def from_planned(planned: KagPlan, known: Iterable[str] = (), question: str = ""
     bound = set(known)
     steps: list[LogicalForm] = []
     dropped: list[str] = []
-    for n, p in enumerate(planned.steps, start=1):
+    if len(planned.steps) > MAX_STEPS:
+        dropped.append(f"steps after the first {MAX_STEPS}")
+    for n, p in enumerate(planned.steps[:MAX_STEPS], start=1):
         action = _ACTIONS.get(p.action.strip().lower().split("(")[0].strip())
         if action is None:
             dropped.append(f"step {n}: unknown action {p.action!r}")
@@ -720,6 +742,10 @@ def plan(state: dict, step: Step) -> dict:
     if not steps:
         if round_no > 1 and rebind:
             steps = _replan(step, query, previous, rebind)
+        elif round_no > 1:  # the model's supplementary question, but no usable plan for it: the question, widened
+            steps, reason = rule_plan(step.ctx, step.question)
+            steps = [s.model_copy(update={"broad": True}) if s.action == "retrieval" else s for s in steps]
+            step.decide(f"rule: {reason}, every retrieval widened")
         else:
             steps, reason = rule_plan(step.ctx, query)
             step.decide(f"rule: {reason}")
