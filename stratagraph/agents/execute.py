@@ -506,7 +506,9 @@ def _deduce(step: Step, lf: LogicalForm, bindings: Mapping[str, Binding], pool: 
                 return Binding(var=lf.var, kind="computed", found=True, strong=True, text=chosen, computation=comp,
                                citations=[q.citation for q in qs], source="code", note=comp.expression), []  # fmt: skip
         shape = _choice_shape(step.question, lf)
-        decided = choose(step.question, evidence, shape) or _property_choice(evidence, shape)
+        decided = choose(step.question, evidence, shape)
+        if decided is None and _wants_max(step.question) is None and not _ORDER_WORDS & set(re.findall(r"[a-z]+", step.question.lower())):
+            decided = _property_choice(evidence, shape)  # "which is American, A or B?": no order to decide by
     else:
         decided = yes_no(step.question, evidence)
     if decided is None:
@@ -561,6 +563,9 @@ def _choice_shape(question: str, lf: LogicalForm) -> Any:
 def _option_name(var: str, bindings: Mapping[str, Binding], state: Mapping[str, Any]) -> str:
     lf = next((s for s in state.get("plan") or [] if s.var == var), None)
     return lf.subject if lf is not None and lf.subject else ""
+
+
+_ORDER_WORDS = frozenset(["first", "earlier", "earliest", "older", "oldest", "before", "later", "latest", "younger", "youngest", "newer", "newest", "last"])
 
 
 def _wants_max(question: str) -> bool | None:

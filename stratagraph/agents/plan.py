@@ -617,8 +617,13 @@ def _options(doc: Doc, question: str, shape: Any) -> list[str]:
     spans = coordination(doc)
     if len(spans) != 2 or not any(t.lower_ == "or" for t in doc[spans[0][1] : spans[1][0]]):
         return []
-    names = [doc[a:b].text for a, b in spans]
-    return names if all(any(t.pos_ == "PROPN" for t in doc[a:b]) for a, b in spans) else []
+    trimmed = []
+    for a, b in spans:  # "first The Exies": the name starts at its first capitalised word
+        while a < b - 1 and not doc[a].text[:1].isupper():
+            a += 1
+        trimmed.append((a, b))
+    names = [doc[a:b].text for a, b in trimmed]
+    return names if all(any(t.pos_ == "PROPN" for t in doc[a:b]) for a, b in trimmed) else []
 
 
 def _invert(nlp: Any, subs: Sequence[Any]) -> list[Any] | None:
