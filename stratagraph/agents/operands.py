@@ -151,7 +151,7 @@ class Terms:
 
 def operand_terms(text: str, proper: Iterable[str] = (), extra: Iterable[str] = ()) -> Terms:
     """The terms of an operand's sub-question ``text``; ``proper``: the question's proper nouns (any case),
-    whose stems are key terms; ``extra``: constraint values that must hold too (a period, a section name)."""
+    whose stems are key terms; ``extra``: a step's constraint values, terms too (a period among them a key)."""
     raw = normalise_periods(" ".join([text, *extra]))
     words = {w for w in _WORD.findall(raw)}
     proper_stems = {stem(w.lower()) for p in proper for w in re.findall(r"[A-Za-z0-9]+", p)}
@@ -162,11 +162,10 @@ def operand_terms(text: str, proper: Iterable[str] = (), extra: Iterable[str] = 
             continue
         weights[s] = 2.0 if (s in proper_stems or _PERIOD.match(s)) else 1.0
     keys = frozenset(s for s, w in weights.items() if w >= 2.0)
-    extra_keys = frozenset(s for v in extra for s in stems(v) if s in weights)
     return Terms(
         text=text,
         weights=weights,
-        keys=keys | extra_keys,
+        keys=keys,
         periods=_periods(weights),
         wants_change=bool(words & _CHANGE_ASK),
         wants_percent=bool(words & _PERCENT_ASK),
