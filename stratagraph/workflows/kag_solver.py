@@ -18,7 +18,7 @@ from langgraph.graph import END, START, StateGraph
 
 from stratagraph.agents.common import AnswerOutput, BaseState, QuestionInput
 from stratagraph.agents.execute import execute
-from stratagraph.agents.generate import generate
+from stratagraph.agents.memory_answer import generate
 from stratagraph.agents.memory import Binding, MemoryEntry, merge_bindings
 from stratagraph.agents.plan import LogicalForm, plan
 from stratagraph.agents.reflect import judge, reflect
