@@ -207,9 +207,12 @@ def context_text(communities: Sequence[Community]) -> str:
 
 # ------------------------------------------------------------------------------------------ words
 _OP_WORDS = frozenset(
-    ["total", "combined", "combine", "sum", "together", "altogether", "aggregate", "add", "difference", "differ", "more", "less", "fewer", "higher", "lower", "larger", "smaller", "bigger", "greater", "exceed", "gap", "minus", "plus", "change", "increase", "decrease", "grow", "rise", "fall", "drop", "decline", "ratio", "percent", "percentage", "time", "times", "much", "many", "amount", "value", "figure", "number", "between", "versus", "vs", "compare", "compared", "than"]
+    """total combined combine sum together altogether aggregate add difference differ more less fewer
+    higher lower larger smaller bigger greater exceed gap minus plus change increase decrease grow rise
+    fall drop decline ratio percent percentage time times much many amount value figure number between
+    versus vs compare compared than""".split()
 )  # fmt: skip
-_QUESTION_WORDS = frozenset(["what", "which", "who", "whom", "whose", "when", "where", "why", "how"])
+_QUESTION_WORDS = frozenset("what which who whom whose when where why how".split())
 _BOUNDARY_POS = frozenset({"VERB", "AUX", "ADP", "SCONJ", "CCONJ", "PRON", "PUNCT", "SYM", "INTJ"})
 _NOUNISH = frozenset({"NOUN", "PROPN", "NUM"})
 
@@ -224,7 +227,7 @@ class Word:
 
 _FISCAL = re.compile(r"^fy\s?'?(\d{2}|\d{4})$")
 #: ordinals are stop words to spaCy, but tell quarters, years and items apart
-_ORDINALS = frozenset(["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"])
+_ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth".split())
 
 
 def _forms(tok: Any) -> frozenset[str]:
@@ -307,8 +310,8 @@ _CUE = re.compile(
     r"smaller|higher|lower|bigger|greater|more|less|fewer)\b",
     re.IGNORECASE,
 )
-_MORE = frozenset(["more", "higher", "larger", "bigger", "greater", "longer", "taller", "most", "highest", "largest", "biggest", "greatest"])
-_LESS = frozenset(["less", "lower", "smaller", "fewer", "shorter", "least", "lowest", "smallest", "fewest"])
+_MORE = frozenset("more higher larger bigger greater longer taller most highest largest biggest greatest".split())
+_LESS = frozenset("less lower smaller fewer shorter least lowest smallest fewest".split())
 
 
 def has_arithmetic_cue(question: str) -> bool:
@@ -332,7 +335,10 @@ def plan_arithmetic(question: str) -> Plan | None:
     if shape.type not in (AnswerType.NUMBER, AnswerType.THING):
         return None
     m_from = re.search(r"\bfrom\b", low) and re.search(r"\bto\b", low)
-    if re.search(r"\bpercent(?:age)? (?:change|increase|decrease|growth|rise|fall|drop)\b|\bby what percent", low) and m_from:
+    if (
+        re.search(r"\bpercent(?:age)? (?:change|increase|decrease|growth|rise|fall|drop)\b|\bby what percent", low)
+        and m_from
+    ):
         return _plan(doc, "percent_change", _pair(doc, "to"))
     if re.search(r"\bratio of\b", low):
         return _plan(doc, "ratio", _pair(doc, "to"))
@@ -348,7 +354,13 @@ def plan_arithmetic(question: str) -> Plan | None:
         return _plan(doc, "difference", pair)
     if re.search(r"\bexceed", low):
         return _plan(doc, "difference", _pair(doc, "exceed"))
-    if re.search(r"\b(change|changed|increase|increased|decrease|decreased|grow|grew|rise|rose|fall|fell|drop|dropped|decline|declined)\b", low) and m_from:
+    if (
+        re.search(
+            r"\b(change|changed|increase|increased|decrease|decreased|grow|grew|rise|rose|fall|fell|drop|dropped|decline|declined)\b",
+            low,
+        )
+        and m_from
+    ):
         pair = _pair(doc, "to")
         return _plan(doc, "difference", [pair[1], pair[0]] if pair else None)  # to minus from
     if re.search(r"\b(total|combined|sum|together|altogether|in all|add(?:ed)? up|aggregate)\b", low):
@@ -356,7 +368,9 @@ def plan_arithmetic(question: str) -> Plan | None:
     return None
 
 
-def _plan(doc: Any, operation: Operation, slots: list[Slot] | None, absolute: bool = False, choice: bool = False) -> Plan | None:
+def _plan(
+    doc: Any, operation: Operation, slots: list[Slot] | None, absolute: bool = False, choice: bool = False
+) -> Plan | None:
     if not slots or len(slots) < 2:
         return None
     for s in slots:
@@ -660,8 +674,16 @@ def choose_operands(plan: Plan, pool: Sequence[Quantity], question: str) -> list
         fits = [(f, q) for f, q in fits if f >= SLOT_FIT]
         if not fits:
             return None
-        fits.sort(key=lambda p: (-p[0], -_holds(plan.shared, p[1].forms), not p[1].table, p[1].is_total, -recency(p[1]),
-                                 -p[1].score))
+        fits.sort(
+            key=lambda p: (
+                -p[0],
+                -_holds(plan.shared, p[1].forms),
+                not p[1].table,
+                p[1].is_total,
+                -recency(p[1]),
+                -p[1].score,
+            )
+        )
         per_slot.append(fits[:PER_SLOT])
     best: tuple[tuple[float, ...], list[Quantity]] | None = None
     for combo in itertools.product(*per_slot):
@@ -741,11 +763,28 @@ def render(comp: Computation, operands: Sequence[Quantity]) -> str:
 # ------------------------------------------------------------------------------------------ tables
 _YEAR = re.compile(r"(?:19|20)(\d\d)\b|\bFY\s?(\d\d)\b", re.IGNORECASE)
 _QUANTIFIER = re.compile(r"\b(all|every|each|both|two|three|four|five|six|seven|eight|nine|ten|\d+)\b", re.IGNORECASE)
-_COUNTS = {"both": 2, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
-_SUPERLATIVE_MAX = frozenset(["most", "largest", "highest", "biggest", "greatest"])
-_SUPERLATIVE_MIN = frozenset(["least", "smallest", "lowest", "fewest"])
-_FALLING = frozenset(["fall", "falls", "fell", "drop", "drops", "dropped", "decrease", "decreases", "decreased", "decline", "declines", "declined", "shrink", "shrinks", "shrank", "cut", "cuts", "reduce", "reduced"])
-_CHANGE_WORDS = frozenset(["change", "changed", "changes", "difference", "differ", "increase", "increased", "decrease", "decreased", "grow", "grew", "growth", "rise", "rose", "fall", "fell", "drop", "dropped", "decline", "declined", "gain", "lost", "loss"])
+_COUNTS = {
+    "both": 2,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
+_SUPERLATIVE_MAX = frozenset("most largest highest biggest greatest".split())
+_SUPERLATIVE_MIN = frozenset("least smallest lowest fewest".split())
+_FALLING = frozenset(
+    """fall falls fell drop drops dropped decrease decreases decreased decline declines declined shrink
+    shrinks shrank cut cuts reduce reduced""".split()
+)
+_CHANGE_WORDS = frozenset(
+    """change changed changes difference differ increase increased decrease decreased grow grew growth rise
+    rose fall fell drop dropped decline declined gain lost loss""".split()
+)
 
 
 def _asked_noun(doc: Any) -> str:
@@ -823,7 +862,7 @@ def _superlative(question: str) -> Literal["max", "min"] | None:
 
 
 def table_superlative(question: str, pool: Sequence[Quantity]) -> Ranked | None:
-    """"Which line item grows the most ...?" over one table: the rows (no totals) of the table whose document
+    """ "Which line item grows the most ...?" over one table: the rows (no totals) of the table whose document
     and headings hold most of the question's words (not the noun it asks for: "which program"), then whose
     headings hold fewest words the question does not, valued in the column the question names (two columns
     named: the later minus the earlier, as the question orders them; none: the latest period), the largest
@@ -846,7 +885,11 @@ def table_superlative(question: str, pool: Sequence[Quantity]) -> Ranked | None:
         heads = [cells[0].evidence.title, *cells[0].evidence.section_path]
         where = frozenset().union(*(word_forms(t) for t in heads))
         extra = [w for t in heads for w in local_words(t)]
-        key = (round(_holds(words, where), 6), round(_named(extra, asked), 6), round(sum(q.score for q in cells) / len(cells), 6))
+        key = (
+            round(_holds(words, where), 6),
+            round(_named(extra, asked), 6),
+            round(sum(q.score for q in cells) / len(cells), 6),
+        )
         if best is None or key > best[0]:
             best = (key, cells)
     if best is None:
@@ -897,13 +940,15 @@ def _norm(text: str) -> str:
 def _first_mention(question: str, column: str) -> int:
     """Where the question first names a column (by any of its words)."""
     low = question.lower()
-    spots = [m.start() for forms in local_words(column) for w in forms for m in [re.search(rf"\b{re.escape(w)}\b", low)] if m]
+    spots = [
+        m.start() for forms in local_words(column) for w in forms for m in [re.search(rf"\b{re.escape(w)}\b", low)] if m
+    ]
     years = [m.start() for y in re.findall(r"\d{2,4}", column) for m in [re.search(rf"{y}\b", low)] if m]
     return min([*years, *spots], default=len(low))
 
 
 def set_sum(question: str, pool: Sequence[Quantity]) -> list[Quantity] | None:
-    """"The two plants' electricity", "every electricity line": the rows of the line item the question names
+    """ "The two plants' electricity", "every electricity line": the rows of the line item the question names
     (of the row labels whose words the question all holds, the longest; two as long: no set), in the column
     it names (none: the latest period), no totals, one per section; of the sections holding them, those whose document and
     headings hold most of the question's other words: all of the best ("all", "every", "each"), or the best
@@ -942,7 +987,12 @@ def _set_of(label: str, local: tuple[frozenset[str], ...], question: str, words:
     chosen: list[tuple[float, Quantity]] = []
     for cells in by_section.values():
         if col_words:
-            cells = [q for q in cells if _holds(col_words, word_forms(q.column)) == max(_holds(col_words, word_forms(c.column)) for c in cells)]
+            cells = [
+                q
+                for q in cells
+                if _holds(col_words, word_forms(q.column))
+                == max(_holds(col_words, word_forms(c.column)) for c in cells)
+            ]
         else:
             top = max(recency(q) for q in cells)
             cells = [q for q in cells if recency(q) == top] if top >= 0 else []
@@ -1000,8 +1050,10 @@ def _llm_choice(step: Step, pool: Sequence[Quantity]) -> tuple[str, list[Quantit
 
 
 # ------------------------------------------------------------------------------------------ hierarchy questions
-_STRUCTURAL = frozenset(["section", "subsection", "part", "chapter", "heading", "paragraph"])
-_NUMBERING = re.compile(r"^\s*(?:(?:section|chapter|part)\s+)?(?:\d+(?:\.\d+)*\.?|[ivxlc]+\.|[a-z]\.|[a-z]\))\s+", re.IGNORECASE)
+_STRUCTURAL = frozenset("section subsection part chapter heading paragraph".split())
+_NUMBERING = re.compile(
+    r"^\s*(?:(?:section|chapter|part)\s+)?(?:\d+(?:\.\d+)*\.?|[ivxlc]+\.|[a-z]\.|[a-z]\))\s+", re.IGNORECASE
+)
 
 
 @dataclass
@@ -1014,7 +1066,7 @@ class Hierarchy:
 
 
 def hierarchy_question(question: str, index: Any, doc_titles: set[str]) -> Hierarchy | None:
-    """"Which section / part / chapter ... ?", or "which <noun> ... ?" where the noun (the head of the phrase
+    """ "Which section / part / chapter ... ?", or "which <noun> ... ?" where the noun (the head of the phrase
     "which" opens) is the last word of headings of the store's section tree (not document titles: "Main
     Replacement Program", "Police Department"): those headings sit mostly at one depth, and the answer is
     the answering chunk's section at that depth."""
@@ -1084,7 +1136,9 @@ def calculate_node(state: dict, step: Step) -> dict:
         found = locate(question, evidence, h, index)
         if found is not None:
             heading, cite = found
-            step.decide(f"hierarchy question (which {h.noun}): the section {heading!r} holds the sentence that answers it")
+            step.decide(
+                f"hierarchy question (which {h.noun}): the section {heading!r} holds the sentence that answers it"
+            )
             return {"answer": Answer(question=question, answer=heading, found=True, citations=[cite], strategy="bag")}
         step.decide(f"hierarchy question (which {h.noun}): no evidence sentence holds enough of it")
     plan = plan_arithmetic(question)
@@ -1132,7 +1186,9 @@ def _over_tables(step: Step, question: str, pool: Sequence[Quantity]) -> dict:
         if rows is not None:
             comp = calculate("sum", [q.amount() for q in rows])
             text = render(comp, rows)
-            step.decide(f"sum over the rows named as a set: {comp.expression} = {text} ({'; '.join(q.label for q in rows)})")
+            step.decide(
+                f"sum over the rows named as a set: {comp.expression} = {text} ({'; '.join(q.label for q in rows)})"
+            )
             return {"computed": comp, "computed_answer": text}
     ranked_ = table_superlative(question, pool)
     if ranked_ is not None:
@@ -1151,4 +1207,6 @@ def _over_tables(step: Step, question: str, pool: Sequence[Quantity]) -> dict:
     return {}
 
 
-_SUM_CUE = re.compile(r"\b(total|combined|sum|together|altogether|in all|add(?:ing|ed|s)? up|aggregate)\b", re.IGNORECASE)
+_SUM_CUE = re.compile(
+    r"\b(total|combined|sum|together|altogether|in all|add(?:ing|ed|s)? up|aggregate)\b", re.IGNORECASE
+)

@@ -232,7 +232,7 @@ def _subtree(index: SectionIndex, root: int) -> list[int]:
 
 
 class _Paths:
-    """"Document title > heading > ... > heading" of a section (what the judge reads), made when asked."""
+    """ "Document title > heading > ... > heading" of a section (what the judge reads), made when asked."""
 
     def __init__(self, step: Step, index: SectionIndex) -> None:
         ix = step.ctx.index()
