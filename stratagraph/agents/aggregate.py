@@ -558,9 +558,9 @@ def quantities(step: Step, chunk_ids: Sequence[str]) -> list[Quantity]:
 
 
 def mark_derived(pool: Sequence[Quantity]) -> None:
-    """Flag the table columns whose every value is the difference, or the percentage change, of two other
-    columns of its row (a "Change" column): they restate other cells, and are operands only for a question
-    about a change."""
+    """Flag the table columns whose every value is the difference, or the percentage change, of two columns
+    before it in its row (a "Change" column): they restate other cells, and are operands only for a
+    question about a change."""
     tables: dict[str, dict[str, dict[str, Quantity]]] = {}
     for q in pool:
         if q.table:
@@ -571,7 +571,7 @@ def mark_derived(pool: Sequence[Quantity]) -> None:
             full = [cells for cells in rows.values() if c in cells and len(cells) > 2]
             if len(full) < 2:
                 continue
-            for a, b in itertools.permutations([x for x in columns if x != c], 2):
+            for a, b in itertools.permutations(columns[: columns.index(c)], 2):
                 if all(a in cells and b in cells and _derives(cells[c], cells[a], cells[b]) for cells in full):
                     for cells in full:
                         cells[c].derived = True
