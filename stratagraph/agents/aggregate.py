@@ -75,16 +75,19 @@ import numpy as np
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from stratagraph.agents.answer import number_text
+from stratagraph.agents.answer import answer_from_evidence, number_text
 from stratagraph.agents.common import Step, agent_node
 from stratagraph.agents.compute import Amount, calculate
 from stratagraph.agents.extract import (
     MIN_RELEVANCE,
+    RANK_DISCOUNT,
     AnswerType,
     citation,
     question_shape,
+    relevance,
     sentences,
 )
+from stratagraph.agents.spans import extractive_answer
 from stratagraph.answers import Answer, Citation, Computation
 from stratagraph.prompts import load_prompt
 from stratagraph.retrieval import bottom_up, top_down
@@ -1210,3 +1213,31 @@ def _over_tables(step: Step, question: str, pool: Sequence[Quantity]) -> dict:
 _SUM_CUE = re.compile(
     r"\b(total|combined|sum|together|altogether|in all|add(?:ing|ed|s)? up|aggregate)\b", re.IGNORECASE
 )
+
+
+# ------------------------------------------------------------------------------------------ eq. 5
+@agent_node("answer")
+def answer(state: dict, step: Step) -> dict:
+    """BAG-RAG eq. 5: the answer from the evidence and Context(Q): the computation when one was made; else
+    the chat model over the passages and the aggregated communities (agents/answer.py); else the span of the
+    best evidence sentence (agents/spans.py: by its share of the question's words, discounted by its chunk's
+    rank), one hop on through a named bridge when it leaves part of the question open."""
+    evidence: list[Evidence] = list(state.get("evidence") or [])
+    computed = state.get("computed")
+    if computed is not None or step.llm is not None or not evidence:
+        return {
+            "answer": answer_from_evidence(
+                step,
+                evidence,
+                "bag",
+                computed=computed,
+                computed_answer=state.get("computed_answer"),
+                context=str(state.get("aggregated") or ""),
+            )  # fmt: skip
+        }
+    shape = question_shape(step.question)
+    rank_of = {e.chunk_id: i for i, e in enumerate(evidence)}
+    scored = [
+        (relevance(s, shape) / (1.0 + RANK_DISCOUNT * rank_of[s.evidence.chunk_id]), s) for s in sentences(evidence)
+    ]
+    return {"answer": extractive_answer(step, evidence, scored, evidence, "bag")}

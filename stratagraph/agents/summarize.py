@@ -19,9 +19,11 @@ the others by how many of the question's words their text holds.
   neighbour's sentences count :data:`NEIGHBOUR_WEIGHT` of a centre's, which the question is closest to),
   the best :data:`SUMMARY_SENTENCES` of them that hold at least :data:`MIN_SHARE` of the words, verbatim.
 
-The summaries are concatenated in rank order (eq. 20) as the context the answer step reads; its passages are
-the chunks the summaries draw from, in summary order, then the other centres, so every citation of the
-answer quotes a chunk of some subgraph verbatim (:mod:`stratagraph.agents.answer`).
+The summaries are concatenated in rank order (eq. 20) as the context the answer step reads (eq. 19); its
+passages are the chunks the summaries draw from, in summary order, then the other centres, so every citation
+of the answer quotes a chunk of some subgraph verbatim. With a chat model the answer is
+:mod:`stratagraph.agents.answer`'s; without one it is a span of the extracts' sentences, scored by their
+share of the question's words discounted by their subgraph's rank (:mod:`stratagraph.agents.spans`).
 """
 
 from __future__ import annotations
@@ -35,22 +37,10 @@ from pydantic import BaseModel, Field
 
 from stratagraph.agents.answer import answer_from_evidence, format_passages
 from stratagraph.agents.common import Step, agent_node
-from stratagraph.agents.compute import choose, yes_no
-from stratagraph.agents.extract import (
-    LABELS,
-    MIN_RELEVANCE,
-    RANK_DISCOUNT,
-    AnswerType,
-    Sentence,
-    citation,
-    question_shape,
-    relevance,
-    sentences,
-)
-from stratagraph.answers import NOT_FOUND, Answer
+from stratagraph.agents.extract import MIN_RELEVANCE, RANK_DISCOUNT, Sentence, question_shape, relevance, sentences
+from stratagraph.agents.spans import extractive_answer
 from stratagraph.prompts import load_prompt
 from stratagraph.retrieval.base import Evidence, Scored
-from stratagraph.text.nlp import load_nlp
 
 __all__ = [
     "LLM_SUBGRAPHS",
@@ -262,17 +252,11 @@ def _llm_summary(
 @agent_node("answer")
 def answer(state: dict, step: Step) -> dict:
     """CG-RAG eq. 19: the answer from the question and the concatenated summaries, quoting the passages the
-    summaries draw from: the chat model (agents/answer.py), else a span of the extracts' sentences."""
+    summaries draw from: the chat model (agents/answer.py), else a span of the extracts' sentences
+    (agents/spans.py), one hop on through a named bridge when the extracts leave part of the question open."""
     passages: list[Evidence] = list(state.get("passages") or state.get("evidence") or [])
-    question = step.question
     if step.llm is not None or not passages:
         return {"answer": answer_from_evidence(step, passages, "lesegr", context=str(state.get("summaries") or ""))}
-    shape = question_shape(question)
-    decided = choose(question, passages, shape) or yes_no(question, passages, shape)
-    if decided is not None:
-        step.decide(f"decided in code ({decided.computation.operation}): {decided.answer}")
-        return {"answer": Answer(question=question, answer=decided.answer, found=True, citations=decided.citations,
-                                 computed=decided.computation, strategy="lesegr")}  # fmt: skip
     by_id = {e.chunk_id: e for e in passages}
     scored = []
     for x in state.get("extracts") or []:
@@ -280,197 +264,7 @@ def answer(state: dict, step: Step) -> dict:
         sent = next((t for t in sentences([e]) if t.start == x["start"]), None) if e is not None else None
         if sent is not None:
             scored.append((x["score"] / (1.0 + RANK_DISCOUNT * x["graph"]), sent))
-    picked = pick_span(question, scored)
-    if picked is None:
-        step.decide(
-            f"not found: no extract sentence holds {MIN_RELEVANCE:.0%} of the question with a {shape.type.value} in it"
-        )
-        return {"answer": Answer(question=question, answer=NOT_FOUND, found=False, strategy="lesegr")}
-    span, sent = picked
     context = list({e.chunk_id: e for e in [*passages, *(state.get("neighbour_chunks") or [])]}.values())
-    hop = bridge(question, sent, span, context)
-    if hop is None and (query := bridge_query(question, sent, span)):
-        hop = bridge(question, sent, span, step.retrieve("lesegr", query, k=BRIDGE_K))
-    if hop is not None:
-        span2, sent2, via = hop
-        step.decide(f"the {shape.type.value} {span2!r}, one hop on from {via!r} of the best extract sentence")
-        return {"answer": Answer(question=question, answer=span2, found=True, citations=[citation(sent), citation(sent2)],
-                                 strategy="lesegr")}  # fmt: skip
-    step.decide(
-        f"the {shape.type.value} {span!r} of the best extract sentence, nearest the question's words in its parse"
-    )
-    return {"answer": Answer(question=question, answer=span, found=True, citations=[citation(sent)], strategy="lesegr")}
-
-
-#: the least weighted share of the question's words the first sentence misses that a bridge sentence must hold
-BRIDGE_SHARE = 0.5
-#: chunks retrieved for the hop when the subgraphs hold no bridge sentence (ours)
-BRIDGE_K = 5
-
-
-def bridge_query(question: str, first: Sentence, span: str) -> str:
-    """The query of the hop (module docstring): the bridge and the question's words the best sentence left
-    unheld ("Tim Burton spouse"); "" when there is no hop to make."""
-    shape = question_shape(question)
-    left = [w for w in shape.content if w not in first.lemmas]
-    named = {first.evidence.text[a:b] for a, b, label in first.spans if label in _NAMED}
-    if not left or span not in named or span.casefold() in question.casefold():
-        return ""
-    return " ".join([span, *left])
-
-
-_NAMED = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "WORK_OF_ART", "EVENT", "PRODUCT", "LAW"})
-
-
-def bridge(question: str, first: Sentence, span: str, context: Sequence[Evidence]) -> tuple[str, Sentence, str] | None:
-    """One hop on (module docstring): when the best sentence leaves some of the question's words unheld and its
-    span is a named entity (the bridge), the sentence of the subgraphs' passages that names the bridge and
-    holds most of the words left (at least :data:`BRIDGE_SHARE`); its span of the expected type (not the
-    bridge, not in the question) is the answer."""
-    shape = question_shape(question)
-    left = {w: x for w, x in shape.content.items() if w not in first.lemmas}
-    if not left:
-        return None
-    total = sum(left.values())
-    named = {first.evidence.text[a:b] for a, b, label in first.spans if label in _NAMED}
-    names = {span} if span in named and span.casefold() not in question.casefold() else set()
-    if not names:
-        return None
-    best: tuple[float, Sentence, str] | None = None
-    for sent in sentences(context):
-        if sent.evidence.chunk_id == first.evidence.chunk_id and sent.start == first.start:
-            continue
-        via = next((n for n in sorted(names) if n.casefold() in sent.text.casefold()), None)
-        if via is None:
-            continue
-        share = sum(x for w, x in left.items() if w in sent.lemmas) / total
-        if share >= BRIDGE_SHARE and (best is None or share > best[0]):
-            best = (share, sent, via)
-    if best is None:
-        return None
-    _, sent, via = best
-    picked = pick_span(question, [(1.0, sent)], exclude=(via, span), floor=0.0)
-    return (picked[0], sent, via) if picked is not None else None
-
-
-def pick_span(
-    question: str, scored: Sequence[tuple[float, Sentence]], exclude: Sequence[str] = (), floor: float | None = None
-) -> tuple[str, Sentence] | None:
-    """The answer span of the extracts (module docstring): the best-scored sentence holding a span of the
-    expected answer type that the question does not contain (at least :data:`MIN_RELEVANCE` of the question's
-    words); in it, a named entity over a noun phrase, then the span nearest the question's words in the
-    sentence's dependency parse (the sum of ``1 / (1 + d)`` over the question's words, ``d`` the tree
-    distance), then the first; in a table row, the cell of the column whose header the question names most,
-    then of the latest year. Numbers keep their currency sign, scale word and unit ("$2,900", "2.6 °C")."""
-    shape = question_shape(question)
-    kind = shape.type if shape.type in LABELS else AnswerType.THING
-    labels = LABELS[kind]
-    best: tuple[float, Sentence, list[tuple[int, int, str]]] | None = None
-    least = MIN_RELEVANCE * NEIGHBOUR_WEIGHT if floor is None else floor
-    banned = {x.casefold() for x in exclude}
-    for score, sent in sorted(scored, key=lambda p: -p[0]):
-        if score < least or (best is not None and score <= best[0]):
-            continue
-        spans = []
-        for start, end, label in sent.spans:
-            if label not in labels and not (kind == AnswerType.THING and label == "NP"):
-                continue
-            text = sent.evidence.text[start:end]
-            if not text.strip() or text.strip().casefold() in question.casefold() or text.strip().casefold() in banned:
-                continue
-            spans.append((start, end, label))
-        if spans:
-            best = (score, sent, spans)
-    if best is None:
-        return None
-    _, sent, spans = best
-    if sent.columns:  # a table row: the cell of the column the question names, else of the latest period
-        cells = [sp for sp in spans if sp[0] in sent.columns] or spans
-        asked = {w.lower() for w in re.findall(r"\w+", question)}
-        start, end, _ = max(
-            cells,
-            key=lambda sp: (
-                _column_named(sent.columns.get(sp[0], ""), asked),
-                _latest(sent.columns.get(sp[0], "")),
-                -sp[0],
-            ),
-        )
-    else:
-        near = _nearness(sent, shape.content, spans)
-        start, end, _ = max(spans, key=lambda sp: (sp[2] != "NP", round(near[sp], 6), -sp[0]))
-    start, end = _widen(sent.evidence.text, start, end)
-    span = sent.evidence.text[start:end].strip().strip(",;:.")
-    if kind == AnswerType.THING or " " in span:
-        span = re.sub(r"^(?:the|a|an)\s+(?=\S)", "", span, flags=re.IGNORECASE)
-    return span, sent
-
-
-def _column_named(header: str, asked: set[str]) -> float:
-    words = [w.lower() for w in re.findall(r"\w+", header)]
-    return sum(1 for w in words if w in asked or re.sub(r"^fy", "", w) in asked) / len(words) if words else 0.0
-
-
-def _latest(header: str) -> int:
-    years = [int(y) for y in re.findall(r"(?:19|20)\d\d", header)]
-    return max(years, default=-1)
-
-
-def _nearness(
-    sent: Sentence, content: dict[str, float], spans: Sequence[tuple[int, int, str]]
-) -> dict[tuple[int, int, str], float]:
-    """For each span, the sum over the question's words in the sentence of ``1 / (1 + tree distance)``."""
-    doc = load_nlp()(sent.text)
-    words = [t.i for t in doc if t.lemma_.lower() in content or t.lower_ in content]
-    out = {}
-    for sp in spans:
-        a, b = sp[0] - sent.start, sp[1] - sent.start
-        inside = [t for t in doc if t.idx >= a and t.idx + len(t) <= b]
-        if not inside:
-            out[sp] = 0.0
-            continue
-        root = min(inside, key=lambda t: _depth(t))
-        out[sp] = sum(1.0 / (1.0 + _distance(root, doc[w])) for w in words if not (a <= doc[w].idx < b))
-    return out
-
-
-def _depth(tok: Any) -> int:
-    d = 0
-    while tok.head.i != tok.i and d < 100:
-        tok, d = tok.head, d + 1
-    return d
-
-
-def _distance(a: Any, b: Any) -> int:
-    """Edges between two tokens of one parse."""
-    up: dict[int, int] = {}
-    t, d = a, 0
-    while True:
-        up[t.i] = d
-        if t.head.i == t.i or d > 100:
-            break
-        t, d = t.head, d + 1
-    t, d = b, 0
-    while t.i not in up:
-        if t.head.i == t.i or d > 100:
-            return 100
-        t, d = t.head, d + 1
-    return d + up[t.i]
-
-
-_CURRENCY = "$€£¥"
-_AFTER = re.compile(
-    r"^(?:\s?%|\s(?:percent|per cent)\b|\s(?:thousand|million|billion|trillion)\b|\s?°\s?[CF]\b)", re.IGNORECASE
-)
-
-
-def _widen(text: str, start: int, end: int) -> tuple[int, int]:
-    """A number span with the currency sign before it and the scale word or unit after it."""
-    if not any(ch.isdigit() for ch in text[start:end]):
-        return start, end
-    if start > 0 and text[start - 1] in _CURRENCY:
-        start -= 1
-    while True:
-        m = _AFTER.match(text[end:])
-        if not m:
-            return start, end
-        end += m.end()
+    return {
+        "answer": extractive_answer(step, passages, scored, context, "lesegr", floor=MIN_RELEVANCE * NEIGHBOUR_WEIGHT)
+    }
