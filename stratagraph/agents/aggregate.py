@@ -344,7 +344,7 @@ def plan_arithmetic(question: str) -> Plan | None:
     ):
         return _plan(doc, "percent_change", _pair(doc, "to"))
     if re.search(r"\bratio of\b", low):
-        return _plan(doc, "ratio", _pair(doc, "to"))
+        return _plan(doc, "ratio", _pair(doc, "to", opener="of") or _pair(doc, "and"))
     if re.search(r"\bhow many times\b", low):
         return _plan(doc, "ratio", _pair(doc, "than"))
     if re.search(r"\bdifference\b|\bdiffer\b", low):
@@ -426,16 +426,16 @@ def _coordinators(doc: Any, word: str) -> list[int]:
     return [t.i for t in doc if t.lower_ == word or (word == "exceed" and t.lemma_.lower() == "exceed")]
 
 
-def _pair(doc: Any, word: str) -> list[Slot] | None:
+def _pair(doc: Any, word: str, opener: str = "from") -> list[Slot] | None:
     """The two phrases a coordinator joins (module docstring, rule 2); for "to", the phrase after a
-    preceding "from" is the first."""
+    preceding ``opener`` ("from A to B", "the ratio of A to B") is the first."""
     for c in _coordinators(doc, word):
         after = _spans(doc, c + 1, len(doc))
         if not after:
             continue
         right = after[0]
         if word == "to":
-            froms = [t.i for t in doc if t.lower_ == "from" and t.i < c]
+            froms = [t.i for t in doc if t.lower_ == opener and t.i < c]
             if not froms:
                 continue
             before = _spans(doc, froms[-1] + 1, c)
@@ -1166,13 +1166,21 @@ def calculate_node(state: dict, step: Step) -> dict:
                 return {}
             llm_plan = Plan(operation=operation, slots=[Slot(q.row, []) for q in operands], shared=[],  # type: ignore[arg-type]
                             absolute=operation == "difference" and plan is not None and plan.absolute)  # fmt: skip
-            comp, text = compute(llm_plan, operands)
-            step.decide(f"the model's {operation} over {len(operands)} cited quantities: {comp.expression} = {text}")
-            return {"computed": comp, "computed_answer": text}
+            try:
+                comp, text = compute(llm_plan, operands)
+            except ValueError as exc:  # a ratio over zero...
+                step.fallbacks.append(f"calculate: the model's {operation} cannot be computed ({exc})")
+            else:
+                step.decide(f"the model's {operation} over {len(operands)} cited quantities: {comp.expression} = {text}")
+                return {"computed": comp, "computed_answer": text}
     if plan is not None:
         operands = choose_operands(plan, pool, question)
         if operands is not None:
-            comp, text = compute(plan, operands)
+            try:
+                comp, text = compute(plan, operands)
+            except ValueError as exc:
+                step.decide(f"{plan.describe()}: cannot be computed ({exc})")
+                return {}
             step.decide(f"{plan.describe()}: {comp.expression} = {text} ({'; '.join(q.label for q in operands)})")
             return {"computed": comp, "computed_answer": text}
         step.decide(f"{plan.describe()}: no quantity fits every slot")
