@@ -175,6 +175,7 @@ def summarize(state: dict, step: Step) -> dict:
     graphs: list[dict[str, Any]] = list(state.get("subgraphs") or [])
     summaries: list[tuple[str, str, list[str]]] = []  # centre, text, chunks it draws from
     extracts: list[dict[str, Any]] = []  # the extracts' sentences, for the answer without a chat model
+    by_model = 0
     for i, g in enumerate(graphs):
         centre = by_id.get(g["centre"])
         if centre is None:
@@ -186,6 +187,7 @@ def summarize(state: dict, step: Step) -> dict:
         made = None
         if step.llm is not None and i < LLM_SUBGRAPHS:
             made = _llm_summary(step, centre, neighbours, g["neighbours"])
+            by_model += made is not None
         if made is None:
             text = " ".join(" ".join(sent.text.split()) for _, sent in extract)
             made = text, list(dict.fromkeys(sent.evidence.chunk_id for _, sent in extract))
@@ -201,9 +203,8 @@ def summarize(state: dict, step: Step) -> dict:
             f"- {text}" for _, text, _ in summaries
         )
     step.decide(
-        f"{len(summaries)} of {len(graphs)} subgraphs summarised "
-        f"({'by the chat model' if step.llm is not None else 'extracts'}); "
-        f"{len(passages)} passages for the answer"
+        f"{len(summaries)} of {len(graphs)} subgraphs summarised ({by_model} by the chat model, the others by "
+        f"extracts); {len(passages)} passages for the answer"
     )
     return {"passages": passages, "summaries": context, "extracts": extracts}
 

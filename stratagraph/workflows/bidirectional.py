@@ -13,8 +13,8 @@ was made, else the chat model over the evidence and ``Context(Q)``, else the spa
 sentence (one hop on through a named bridge).
 """
 
-from __future__ import annotations
-
+# no ``from __future__ import annotations``: the state's annotations must be real types, since LangGraph
+# Studio loads this file under another module name and could not resolve them by name
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph

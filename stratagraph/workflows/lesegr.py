@@ -9,8 +9,8 @@ model's summary, else the extract of its most question-relevant sentences) and c
 (eq. 20); ``answer`` answers from them (eq. 19), citing the subgraphs' chunks verbatim.
 """
 
-from __future__ import annotations
-
+# no ``from __future__ import annotations``: the state's annotations must be real types, since LangGraph
+# Studio loads this file under another module name and could not resolve them by name
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph

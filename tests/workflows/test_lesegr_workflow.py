@@ -111,7 +111,7 @@ def test_the_model_summarises_each_subgraph_and_answers_from_the_summaries_again
     assert "(centre passage)" in user_text(chat_server.requests[0])
     assert "The sensor network paper reports" in user_text(chat_server.requests[-1])  # eq. 19: the summaries
     summarize = next(t for t in answer.trace if t.node == "summarize")
-    assert summarize.llm and summarize.fallback is None and "by the chat model" in summarize.decision
+    assert summarize.llm and summarize.fallback is None and "(3 by the chat model" in summarize.decision
     assert answer.usage.llm_calls == len(chat_server.requests) == 4
 
 
