@@ -101,7 +101,8 @@ class Answer(BaseModel):
     def check(self, chunk_text: Callable[[str], str | None]) -> list[str]:
         """Problems with the citations, given ``chunk_text(chunk_id)`` (None for an unknown chunk): every quote
         must be a verbatim substring of its chunk; a found answer must be cited; a computed answer must cite
-        every operand; an answer that is not computed must be a span of a cited chunk."""
+        every operand; an answer that is not computed must be a span of a cited chunk, or of the heading of a
+        cited chunk's section (a hierarchy question: "which section covers ...?")."""
         problems: list[str] = []
         cited = [*self.citations, *(o.citation for o in (self.computed.operands if self.computed else []))]
         for c in cited:
@@ -114,8 +115,9 @@ class Answer(BaseModel):
             problems.append("a found answer without citations")
         if self.found and self.computed is None:
             texts = [chunk_text(c.chunk_id) or "" for c in self.citations]
-            if not any(self.answer in t for t in texts):
-                problems.append(f"the answer {self.answer!r} is not a span of a cited chunk")
+            headings = [h for c in self.citations for h in c.section.split(" > ")]
+            if not any(self.answer in t for t in [*texts, *headings]):
+                problems.append(f"the answer {self.answer!r} is not a span or section heading of a cited chunk")
         return problems
 
     def render(self) -> str:
