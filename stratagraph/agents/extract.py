@@ -210,6 +210,7 @@ class Sentence:
     lemmas: frozenset[str]  # its own words, the words of its table's header, and of its section path
     spans: list[tuple[int, int, str]]  # (start, end, label) in the chunk text; noun phrases as "NP"
     columns: dict[int, str] = field(default_factory=dict)  # a table cell's start -> its column header
+    own: frozenset[str] = frozenset()  # its own words only (without the section path's)
 
     @property
     def text(self) -> str:
@@ -289,7 +290,8 @@ def sentences(evidence: Sequence[Evidence]) -> list[Sentence]:
     for e in evidence:
         context = _path_lemmas(tuple(e.section_path))
         for s, t, lem, sp, cols in _parse(e.text):
-            out.append(Sentence(evidence=e, start=s, end=t, lemmas=lem | context, spans=list(sp), columns=dict(cols)))
+            out.append(Sentence(evidence=e, start=s, end=t, lemmas=lem | context, spans=list(sp), columns=dict(cols),
+                                own=lem))  # fmt: skip
     return out
 
 
@@ -369,6 +371,9 @@ def _overlap(text: str, shape: QuestionShape) -> float:
     return len(words & set(shape.content)) / len(words) if words else 0.0
 
 
+_NAME = re.compile(r"[A-Z][^\W\d_]*(?:[-'.][A-Za-z]+)*\.?(?:\s+(?:(?:of|de|da|di|du|del|dos|van|von|der|la|le|bin|ibn|and|the)\s+)*[A-Z][^\W\d_]*(?:[-'.][A-Za-z]+)*\.?)*")
+
+
 def _in_question(span: str, question: str) -> bool:
     s = span.casefold().strip()
     return bool(s) and s in question.casefold()
@@ -388,6 +393,7 @@ def extract_answer(question: str, evidence: Sequence[Evidence], focus: str | Non
     shape = question_shape(asked)
     kind = shape.type if shape.type in LABELS else AnswerType.THING
     labels = LABELS[kind]
+    whole = shape if focus is None else question_shape(question)
     best: tuple[float, int, Sentence, str] | None = None
     best_sentence: tuple[float, Sentence] | None = None
     rank_of = {e.chunk_id: i for i, e in enumerate(evidence)}
@@ -396,15 +402,17 @@ def extract_answer(question: str, evidence: Sequence[Evidence], focus: str | Non
         prior = 1.0 / (1.0 + RANK_DISCOUNT * rank_of[sent.evidence.chunk_id])
         if best_sentence is None or rel * prior > best_sentence[0]:
             best_sentence = (rel * prior, sent)
-        if rel < MIN_RELEVANCE:
-            continue
+        if rel < MIN_RELEVANCE or not any(lemma in sent.own for lemma in shape.content):
+            continue  # the section path may add to what a sentence holds, not be all of it
         for start, end, label in sent.spans:
             named = kind in (AnswerType.PERSON, AnswerType.ORG, AnswerType.PLACE) and label == "PROPN"
             if label not in labels and not named and not (kind == AnswerType.THING and label in ("NP", "PROPN")):
                 continue
             span = _tidy(sent.evidence.text[start:end])
-            if not span or _in_question(span, asked) or _in_question(span, question):
-                continue
+            if not span or _in_question(span, asked) or _in_question(span, question) or max(_overlap(span, shape), _overlap(span, whole)) == 1.0:
+                continue  # the question's own words ("City Council" for "the city whose council ...")
+            if named and label == "PROPN" and not _NAME.fullmatch(span):
+                continue  # an unlabelled run of proper nouns is a name only if it reads as one ("FY2025" is not)
             if label in ("NP", "PROPN") and any(
                 a < end and start < b and other in NUMERIC_LABELS and other not in labels for a, b, other in sent.spans
             ):  # a phrase the tagger labelled a date or an amount

@@ -39,6 +39,7 @@ from stratagraph.agents.traverse import interleave
 from stratagraph.answers import Answer, Citation
 from stratagraph.llm import InputTooLong
 from stratagraph.retrieval.base import Evidence
+from stratagraph.retrieval.decompose import FINAL
 
 __all__ = ["MAX_PASSAGES", "STRATEGY", "chain_evidence", "generate", "reasoning_chain"]
 
@@ -200,7 +201,11 @@ def generate(state: Mapping[str, Any], step: Step) -> dict[str, Any]:
     if generation_failed and draft:
         answer = _draft_answer(step, draft, evidence) or answer
     extracted = not model or generation_failed
-    if not answer.found and evidence and focus and extracted:
+    hops = [t.binding for t in turns if t.binding is not None and t.binding.var != FINAL]
+    chain_broken = not hops or any(not b.found for b in hops)
+    if not answer.found and evidence and focus and extracted and not chain_broken:
+        step.decide("every hop was bound and the last one has no answer: not found")
+    elif not answer.found and evidence and focus and extracted:
         ex = extract_answer(step.question, evidence)
         if ex.found and _is_bridge(ex.answer, turns):
             step.decide(f"the question itself gives {ex.answer!r}, an intermediate answer: not found")
