@@ -320,9 +320,10 @@ def _term_positions(sentence: Sentence, shape: QuestionShape) -> list[int]:
                 words = [w for w in re.split(r"\s+", run.group(0)) if w and w[0].isupper()]
                 if len(words) >= 2 and "".join(w[0] for w in words).lower() == lemma:
                     out.append(sentence.start + run.start())
-        stem = lemma[:5]
-        if len(stem) >= 3:
-            out += [sentence.start + m.start() for m in re.finditer(re.escape(stem), text, re.IGNORECASE)]
+        if any(ch.isdigit() for ch in lemma):  # a number or a code ("FY2025") only as itself
+            out += [sentence.start + m.start() for m in re.finditer(rf"\b{re.escape(lemma)}\b", text, re.IGNORECASE)]
+        elif len(lemma) >= 3:
+            out += [sentence.start + m.start() for m in re.finditer(re.escape(lemma[:5]), text, re.IGNORECASE)]
     return out
 
 
