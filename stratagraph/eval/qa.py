@@ -6,8 +6,10 @@ Metrics (percent), over the questions that have accepted answers:
   articles removed, white space folded), the best over a question's accepted answers; an answer the workflow
   marks not found scores 0;
 * ``found_rate``: the share of questions answered (``found`` true);
-* ``llm_calls``: requests sent to the chat model in all (0 without one); ``p50_ms`` / ``p95_ms``: wall time of
-  one question, after one warm-up question per workflow;
+* ``llm_calls``, ``input_tokens``, ``output_tokens``: requests sent to the chat model and the tokens its
+  usage reported, in all (0 without one); ``seconds``: the questions' wall time in all;
+* ``p50_ms`` / ``p95_ms``: wall time of one question, after one warm-up question per workflow (none with a
+  chat model: the warm-up would fill the reply cache the questions then read);
 * ``first_half`` / ``second_half``: the same over each half of the questions, in file order; ``kinds`` per kind
   of question when the dataset has kinds.
 
@@ -68,6 +70,8 @@ class QARun(BaseModel):
     found: bool
     ms: float
     llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 def _metrics(questions: Sequence[Question], runs: Sequence[QARun]) -> dict[str, float]:
@@ -81,6 +85,9 @@ def _metrics(questions: Sequence[Question], runs: Sequence[QARun]) -> dict[str, 
         "f1": round(100 * f1 / n, 1),
         "found_rate": round(100 * sum(r.found for _, r in pairs) / n, 1),
         "llm_calls": sum(r.llm_calls for r in runs),
+        "input_tokens": sum(r.input_tokens for r in runs),
+        "output_tokens": sum(r.output_tokens for r in runs),
+        "seconds": round(sum(times) / 1000, 1),
         "p50_ms": round(statistics.median(times), 1) if times else 0.0,
         "p95_ms": round(percentile(times, 95), 1),
     }
@@ -102,13 +109,13 @@ def summarize_qa(questions: Sequence[Question], runs: Sequence[QARun]) -> dict[s
     return out
 
 
-def _first_sentence(svc: Any, question: str) -> tuple[str, bool, int]:
+def _first_sentence(svc: Any, question: str) -> tuple[str, bool, tuple[int, int, int]]:
     from stratagraph.agents.extract import sentences
     from stratagraph.retrieval import retrieve
 
     top = retrieve(svc.retrieval, "vector", question, k=1).evidence
     sents = sentences(top)
-    return (sents[0].text, True, 0) if sents else ("", False, 0)
+    return (sents[0].text, True, (0, 0, 0)) if sents else ("", False, (0, 0, 0))
 
 
 def evaluate_qa(
@@ -146,18 +153,21 @@ def evaluate_qa(
             if progress is not None:
                 progress(f"eval qa {name}", i, len(names))
 
-            def run(question: str, name: str = name) -> tuple[str, bool, int]:
+            def run(question: str, name: str = name) -> tuple[str, bool, tuple[int, int, int]]:
                 if name == BASELINE:
                     return _first_sentence(svc, question)
                 answer = ask(svc, name, question)
-                return answer.answer, answer.found, answer.usage.llm_calls
+                u = answer.usage
+                return answer.answer, answer.found, (u.llm_calls, u.input_tokens, u.output_tokens)
 
-            run(dataset.questions[0].question)  # warm-up: models, caches
+            if svc.llm is None:  # warm-up (models, caches); not with a chat model, whose replies it would cache
+                run(dataset.questions[0].question)
             runs = []
             for q in dataset.questions:
                 started = time.perf_counter()
-                text, found, calls = run(q.question)
-                runs.append(QARun(id=q.id, answer=text, found=found, ms=(time.perf_counter() - started) * 1000, llm_calls=calls))
+                text, found, (calls, tokens_in, tokens_out) = run(q.question)
+                runs.append(QARun(id=q.id, answer=text, found=found, ms=(time.perf_counter() - started) * 1000,
+                                  llm_calls=calls, input_tokens=tokens_in, output_tokens=tokens_out))  # fmt: skip
             results[name] = summarize_qa(dataset.questions, runs)
             results[name]["answers"] = {r.id: {"answer": r.answer, "found": r.found} for r in runs}
     finally:
