@@ -12,6 +12,7 @@ from stratagraph.config import Settings
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables import Runnable
     from langchain_core.tools import BaseTool
 
     from stratagraph.answers import Answer
@@ -156,6 +157,20 @@ class StrataGraph:
         if not isinstance(question, str) or not question.strip():
             raise ValueError("the question is empty")
         return ask(self.services, strategy or DEFAULT_WORKFLOW, question.strip(), dict(filters or {}) or None, k)
+
+    def as_tool(self, name: str = "hybrid", description: str | None = None) -> BaseTool:
+        """An answering workflow as a LangChain tool (``ask_<name>``): the model gets the cited answer as text,
+        the ``ToolMessage`` carries the full :class:`~stratagraph.answers.Answer` as its artifact."""
+        from stratagraph.workflows.langchain import workflow_tool
+
+        return workflow_tool(self.services, name, description)
+
+    def runnable(self, name: str = "hybrid") -> Runnable:
+        """An answering workflow as a LangChain ``Runnable``: a question (or ``{"question", "filters"}``) in,
+        the :class:`~stratagraph.answers.Answer` out; composes in LCEL chains."""
+        from stratagraph.workflows.langchain import workflow_runnable
+
+        return workflow_runnable(self.services, name)
 
     def chat(self, thread_id: str | None = None) -> Conversation:
         """A conversation (the ``chat`` workflow: rewrite, route, answer) remembered in the store under

@@ -516,12 +516,12 @@ app.add_typer(threads_app, name="threads")
 
 @threads_app.callback()
 def threads(ctx: typer.Context, store: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """List the conversation threads (id, checkpoints)."""
+    """List the conversation threads (id, turns, last update, first message)."""
     if ctx.invoked_subcommand is not None:
         return
     with _session(store, as_json) as sg:
         rows = sg.threads()
-    human = "\n".join(f"{r['thread_id']}  ({r['checkpoints']} checkpoints)" for r in rows) or "(no threads)"
+    human = "\n".join(f"{r['thread_id']}  {r['turns']} turns, last {r['updated'][:19]}  {r['first_message'][:60]!r}" for r in rows) or "(no threads)"
     _emit({"threads": rows}, as_json, human)
 
 

@@ -197,6 +197,7 @@ def get_chat_model(settings: Settings) -> BaseChatModel | None:
         max_retries=settings.request_retries,
         timeout=settings.request_timeout,
         temperature=0,
+        stream_usage=True,  # token counts when a reply is streamed (servers that do not report them ignore it)
         root_client=root,
         client=root.chat.completions,
         root_async_client=root_async,

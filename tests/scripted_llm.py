@@ -4,6 +4,7 @@ what the LLM tests drive ``ChatOpenAI(base_url=...)`` against (fixture ``chat_se
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -66,13 +67,30 @@ def fence(content: str) -> str:
 # --------------------------------------------------------------------------------------------- server
 @dataclass
 class Reply:
-    """One scripted answer: an assistant message ``content`` with HTTP 200, or an error ``status``."""
+    """One scripted answer: an assistant message ``content`` (and/or ``tool_calls``: ``(name, arguments)``
+    pairs) with HTTP 200, or an error ``status``."""
 
     content: str | None = None
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     finish_reason: str = "stop"
     server_error: bool = False  # the error body llama-cpp-python's server sends with its HTTP 500
+    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    @classmethod
+    def calls(cls, *calls: tuple[str, dict[str, Any]]) -> Reply:
+        """An assistant turn that calls tools (OpenAI's ``tool_calls``, finish reason ``tool_calls``)."""
+        return cls(content=None, tool_calls=list(calls), finish_reason="tool_calls")
+
+    def message(self, n: int) -> dict[str, Any]:
+        """The reply as an OpenAI assistant message (request number ``n`` makes the tool-call ids unique)."""
+        out: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [
+                {"id": f"call_{n}_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+                for i, (name, args) in enumerate(self.tool_calls)
+            ]
+        return out
 
     @classmethod
     def json(cls, obj: Any) -> Reply:
@@ -87,13 +105,17 @@ class ScriptedChatServer:
     """``POST /v1/chat/completions`` on 127.0.0.1: answers from ``script`` (first in, first out), else from
     ``responder(request_body)``; records every request body; counts requests in flight. ``mode`` (a
     :data:`SERVER_MODES` name) sets how it treats ``response_format``: a type it does not accept gets the
-    mode's rejection, and a fenced mode wraps answers in prose and a code fence."""
+    mode's rejection, and a fenced mode wraps answers in prose and a code fence. A request with
+    ``"stream": true`` gets the reply as server-sent events, one word per chunk, ``stream_delay`` seconds
+    apart (``stream_sent`` records when each chunk left)."""
 
     def __init__(self, mode: str = "openai") -> None:
         self.mode = SERVER_MODES[mode]
         self.script: deque[Reply] = deque()
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
         self.delay = 0.0
+        self.stream_delay = 0.0
+        self.stream_sent: list[float] = []
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -120,7 +142,10 @@ class ScriptedChatServer:
                         reply = server._next(body)
                         if server.mode.fenced and reply.status == 200 and reply.content is not None:
                             reply = Reply(content=fence(reply.content), finish_reason=reply.finish_reason)
-                    self._send(reply, body)
+                    if body.get("stream") and reply.status == 200:
+                        self._stream(reply, body)
+                    else:
+                        self._send(reply, body)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
@@ -133,11 +158,7 @@ class ScriptedChatServer:
                         "created": int(time.time()),
                         "model": body.get("model", "scripted"),
                         "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": reply.content},
-                                "finish_reason": reply.finish_reason,
-                            }
+                            {"index": 0, "message": reply.message(len(server.requests)), "finish_reason": reply.finish_reason}
                         ],
                         "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
                     }
@@ -154,6 +175,34 @@ class ScriptedChatServer:
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _stream(self, reply: Reply, body: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.end_headers()
+                base = {"id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion.chunk",
+                        "created": int(time.time()), "model": body.get("model", "scripted")}  # fmt: skip
+
+                def event(delta: dict[str, Any], finish: str | None = None, usage: dict | None = None) -> None:
+                    chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+                    if usage is not None:
+                        chunk = {**base, "choices": [], "usage": usage}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                    server.stream_sent.append(time.monotonic())
+
+                event({"role": "assistant", "content": ""})
+                for word in re.findall(r"\S+\s*", reply.content or ""):
+                    time.sleep(server.stream_delay)
+                    event({"content": word})
+                for i, call in enumerate(reply.message(len(server.requests)).get("tool_calls", [])):
+                    event({"tool_calls": [{"index": i, **call}]})
+                event({}, reply.finish_reason)
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    event({}, usage={"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20})
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -196,7 +245,7 @@ class ScriptedChatServer:
 
 def user_text(body: dict[str, Any]) -> str:
     """All user-message text of a recorded request body."""
-    return "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
+    return "\n".join(str(m["content"]) for m in body["messages"] if m["role"] == "user")
 
 
 def closed_port() -> int:

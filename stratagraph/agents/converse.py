@@ -1,6 +1,11 @@
 """The conversation's own steps around the answering workflows: ``run_workflow`` (the routed workflow as a
 subgraph, or, for a "why?", an answer from the last answer's evidence) and ``respond`` (the reply message).
 
+Without a chat model a why-question is answered by the cause its evidence states (:func:`why_answer`: a
+sentence with "because", "due to", "driven by", ..., from that marker on): the last answer's cited chunks for
+a "why?" follow-up, the routed workflow's cited chunks for a question that starts with "why"; "not found"
+when they state no cause (a span of another type is no answer to "why").
+
 ``respond`` puts the full :class:`~stratagraph.answers.Answer` in the reply's ``response_metadata["answer"]``.
 The reply's text is the answer with its numbered citations; with a chat model it is first phrased as one or
 two conversational sentences (prompt ``reply``, streamed token by token under ``stream_mode="messages"``)
@@ -12,14 +17,15 @@ chunks) for the next message's rewrite.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from stratagraph.agents.answer import not_found
 from stratagraph.agents.common import Step, agent_node
-from stratagraph.agents.extract import citation, sentences
-from stratagraph.agents.rewrite import Turn, latest_message, subject_of
+from stratagraph.agents.extract import citation, question_shape, relevance, sentences
+from stratagraph.agents.rewrite import Turn, latest_message, same_question, subject_of
 from stratagraph.answers import Answer
 from stratagraph.prompts import load_prompt
 from stratagraph.retrieval.base import Scored
@@ -40,8 +46,9 @@ def keep_turns(old: list[Turn] | None, new: list[Turn] | None) -> list[Turn]:
 
 
 def why_answer(step: Step, chunk_ids: list[str], strategy: str) -> Answer:
-    """The reason the last answer's evidence gives: the first sentence of its cited chunks that states a cause
-    ("because", "due to", "driven by", "comes from", ...), from the cause marker on; not found without one."""
+    """The reason the given chunks state: of their sentences that state a cause ("because", "due to",
+    "driven by", "comes from", ...), the one holding most of the question's words (the earlier on a tie),
+    from the cause marker on; not found without one. With a chat model, its answer over those chunks."""
     evidence = step.call(
         "evidence",
         lambda **a: step.ctx.evidence([Scored(id=c, score=1.0) for c in a["chunks"]]),
@@ -52,13 +59,14 @@ def why_answer(step: Step, chunk_ids: list[str], strategy: str) -> Answer:
         from stratagraph.agents.answer import answer_from_evidence
 
         return answer_from_evidence(step, evidence, strategy)
-    for sent in sentences(evidence):
-        m = _CAUSE.search(sent.text)
-        if m:
-            span = sent.text[m.start() :].rstrip(" .")
-            step.decide(f"the cause stated in the last answer's evidence: {span!r}")
-            return Answer(question=step.question, answer=span, found=True, citations=[citation(sent)], strategy=strategy)
-    step.decide("the last answer's evidence states no cause: not found")
+    shape = question_shape(re.sub(r"^\s*why:\s*", "", step.question, flags=re.IGNORECASE))
+    causes = [(relevance(sent, shape), -i, sent, m) for i, sent in enumerate(sentences(evidence)) if (m := _CAUSE.search(sent.text))]
+    if causes:
+        _, _, sent, m = max(causes, key=lambda c: c[:2])
+        span = sent.text[m.start() :].rstrip(" .")
+        step.decide(f"the cause stated in the evidence: {span!r}")
+        return Answer(question=step.question, answer=span, found=True, citations=[citation(sent)], strategy=strategy)
+    step.decide("the evidence states no cause: not found")
     return not_found(step.question, strategy)
 
 
@@ -72,21 +80,29 @@ def run_workflow(state: dict, step: Step) -> dict[str, Any]:
         answer = why_answer(step, list(state["evidence_from"]), "auto")
         return {"answer_draft": answer}
     if state.get("compare"):
-        return compare_answers(step, workflow, list(state["compare"]))
+        return compare_answers(step, workflow, list(state["compare"]), list(state.get("turns") or []))
     inputs: dict[str, Any] = {"question": step.question}
     if state.get("filters"):
         inputs["filters"] = dict(state["filters"])
     answer: Answer = get_workflow(workflow).invoke(inputs, context=step.svc)["answer"]
     step.decide(f"{workflow}: {answer.answer!r}" + ("" if answer.found else " (not found)"))
-    return {"answer_draft": answer, "trace": list(answer.trace), "usage": answer.usage}
+    trace, usage = list(answer.trace), answer.usage
+    if step.llm is None and answer.found and _WHY_QUESTION.match(step.question):
+        # a why-question without a chat model: the cause the answer's own evidence states, else not found
+        answer = why_answer(step, list(dict.fromkeys(c.chunk_id for c in answer.citations)), "auto")
+    return {"answer_draft": answer, "trace": trace, "usage": usage}
 
 
+_WHY_QUESTION = re.compile(r"^\s*why\b", re.IGNORECASE)
 _SCALE = re.compile(r"\b(thousand|million|billion|trillion)\b", re.IGNORECASE)
+_SCALES = {"": Decimal(1), "thousand": Decimal(10**3), "million": Decimal(10**6), "billion": Decimal(10**9),
+           "trillion": Decimal(10**12)}  # fmt: skip
 
 
-def compare_answers(step: Step, workflow: str, questions: list[str]) -> dict[str, Any]:
-    """"Compare that with X": both questions answered (each with the metadata filters it names), and, when both
-    answers are numbers of one scale, their difference computed exactly with both operands cited."""
+def compare_answers(step: Step, workflow: str, questions: list[str], turns: list[Turn] | None = None) -> dict[str, Any]:
+    """"Compare that with X": both questions answered (each with the metadata filters it names; a question an
+    earlier turn asked keeps that turn's answer), and, when both answers are numbers, their difference
+    computed exactly in the first one's scale, both operands cited."""
     from stratagraph.agents.compute import Amount, calculate, parse_number
     from stratagraph.agents.route import metadata_filters
     from stratagraph.workflows import get_workflow
@@ -95,17 +111,27 @@ def compare_answers(step: Step, workflow: str, questions: list[str]) -> dict[str
     trace: list = []
     usage = None
     for q in questions:
+        earlier = next((t for t in reversed(turns or []) if t.found and t.citations and same_question(t.question, q)), None)
+        if earlier is not None:  # asked before in this conversation: the same answer, not a second opinion
+            step.decide(f"{q!r} was answered before: {earlier.answer!r}")
+            answers.append(Answer(question=q, answer=earlier.answer, found=True, citations=earlier.citations,
+                                  strategy="auto"))  # fmt: skip
+            continue
         filters = metadata_filters(step, q)
         inputs: dict[str, Any] = {"question": q, **({"filters": filters} if filters else {})}
-        a: Answer = get_workflow("hybrid" if filters else workflow).invoke(inputs, context=step.svc)["answer"]
+        a: Answer = get_workflow(workflow).invoke(inputs, context=step.svc)["answer"]
         answers.append(a)
         trace += a.trace
         usage = a.usage if usage is None else usage.add(a.usage)
     first, second = answers
     values = [parse_number(a.answer) if a.found and a.citations else None for a in answers]
-    scales = [(_SCALE.search(a.answer).group(1).lower() if _SCALE.search(a.answer) else "") for a in answers]
-    if None not in values and scales[0] == scales[1]:
-        amounts = [Amount(value=v, label=q, raw=a.answer, citation=a.citations[0]) for v, q, a in zip(values, questions, answers, strict=True)]  # type: ignore[arg-type]
+    scales = [(m.group(1).lower() if (m := _SCALE.search(a.answer)) else "") for a in answers]
+    # a bare number (a table cell: its scale is the table's) is only compared with another bare one
+    if None not in values and (scales[0] == scales[1] or all(scales)):
+        # both in the first answer's scale ("$18.6 million" and "$570 thousand" -> 18.6 and 0.57 million)
+        factor = [_SCALES[s] / _SCALES[scales[0]] for s in scales]
+        amounts = [Amount(value=v * f, label=q, raw=a.answer, citation=a.citations[0])  # type: ignore[operator]
+                   for v, f, q, a in zip(values, factor, questions, answers, strict=True)]  # fmt: skip
         comp = calculate("difference", amounts)
         text = f"{comp.result}" + (f" {scales[0]}" if scales[0] else "")
         if first.answer.strip().startswith("$"):
@@ -114,7 +140,7 @@ def compare_answers(step: Step, workflow: str, questions: list[str]) -> dict[str
         answer = Answer(question=step.question, answer=text, found=True, citations=[first.citations[0], second.citations[0]],
                         computed=comp, strategy="auto")  # fmt: skip
     else:
-        step.decide("the two answers are not numbers of one scale: both are given")
+        step.decide("the two answers are not numbers of a known scale: both are given")
         found = [a for a in answers if a.found]
         answer = Answer(question=step.question, answer="; ".join(f"{q.rstrip('?')}: {a.answer}" for q, a in zip(questions, answers, strict=True) if a.found),
                         found=bool(found), citations=[c for a in found for c in a.citations], strategy="auto") if found else not_found(step.question, "auto")  # fmt: skip
@@ -151,6 +177,7 @@ def respond(state: dict, step: Step) -> dict[str, Any]:
         workflow=str(state.get("route") or ""),
         subject=subject_of(step.question),
         chunks=[c.chunk_id for c in answer.citations],
+        citations=list(answer.citations),
         filters={k: str(v) for k, v in (state.get("filters") or {}).items()},
     )
     step.decide(f"replied ({len(answer.citations)} citations)")

@@ -4,7 +4,8 @@ With a chat model: prompt ``rewrite`` with the last turns, structured output ``{
 one (and when the model's reply is unusable), rules over the last turns (:func:`rewrite_by_rules`):
 
 * "why?" (alone, or "why is that?") asks about the last answer: the question becomes "Why: <last question>"
-  and its evidence is the last answer's cited chunks (``evidence_from``);
+  and its evidence is the last answer's cited chunks (``evidence_from``); the rules below read the question
+  a "why?" was about, not the "why?" turn itself;
 * an ellipsis ("and in Q3?", "what about the Fire Department?", "and for 2023?"): the last question with the
   corresponding part swapped: a period (Q1-Q4, FY2025, a year) for the last question's period, anything
   else for the last question's subject (its first named entity or proper-noun phrase);
@@ -27,18 +28,20 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from stratagraph.agents.common import Step, agent_node
+from stratagraph.answers import Citation
 from stratagraph.prompts import load_prompt
 from stratagraph.text.nlp import load_nlp
+from stratagraph.text.periods import Period, find_period
 
-__all__ = ["Rewritten", "Turn", "latest_message", "rewrite", "rewrite_by_rules", "subject_of"]
+__all__ = ["Rewritten", "Turn", "latest_message", "rewrite", "rewrite_by_rules", "same_question", "subject_of"]
 
-_PERIOD = re.compile(r"\b(Q[1-4])(?:\s+(?:FY)?(\d{4}))?\b|\bFY\s?(\d{2,4})\b|\b((?:19|20)\d{2})\b", re.IGNORECASE)
 _WHY = re.compile(r"^\s*(?:and\s+)?why\b[^a-z]*(?:(?:is|was|did|does)\s+(?:that|it|this)\b)?\s*\??\s*$", re.IGNORECASE)
 _ELLIPSIS = re.compile(r"^\s*(?:and|what about|how about|and what about|same for|and for)\b\s*(.*?)\s*\??\s*$", re.IGNORECASE)
 _COMPARE = re.compile(r"^\s*(?:compare\s+(?:that|this|it)\s+(?:with|to|against)|how\s+does\s+(?:that|this|it)\s+compare\s+(?:with|to))\s+(.*?)\s*\??\s*$", re.IGNORECASE)  # fmt: skip
 _RELATIVE = re.compile(r"\bthe\s+(previous|prior|preceding|last|next|following)\s+(quarter|year)\b", re.IGNORECASE)
 _PRONOUNS = re.compile(r"\b(its|it|their|they|them|his|he|her|she|this|that|these|those)\b", re.IGNORECASE)
 _POSSESSIVE = {"its", "their", "his", "her"}
+WHY_PREFIX = "Why: "
 
 
 class Turn(BaseModel):
@@ -51,7 +54,21 @@ class Turn(BaseModel):
     workflow: str = ""
     subject: str = ""  # the entity the question was about
     chunks: list[str] = Field(default_factory=list)  # the chunks the answer cited
+    citations: list[Citation] = Field(default_factory=list)
     filters: dict[str, str] = Field(default_factory=dict)
+
+
+def same_question(a: str, b: str) -> bool:
+    """Whether two questions ask the same thing, periods compared as periods ("in the second quarter of
+    2024" and "in Q2 2024"), case and punctuation aside."""
+
+    def key(q: str) -> str:
+        p = find_period(q)
+        if p is not None:
+            q = q[: p.start] + p.text + q[p.end :]
+        return " ".join(re.findall(r"\w+", q.casefold()))
+
+    return key(a) == key(b)
 
 
 class Rewritten(BaseModel):
@@ -71,40 +88,35 @@ def latest_message(messages: Sequence[BaseMessage]) -> str:
 
 def subject_of(question: str) -> str:
     """The entity a question is about: its first named entity (not a date, number or period such as "Q3") or
-    proper-noun phrase."""
+    proper-noun phrase, without a possessive ending ("Northwind Robotics'" -> "Northwind Robotics")."""
     doc = load_nlp()(question)
     for ent in doc.ents:
         if ent.label_ not in ("DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL") and not _is_period(ent.text):
-            return ent.text
+            return _bare(ent.text)
     for nc in doc.noun_chunks:
         if any(t.pos_ == "PROPN" for t in nc) and not _is_period(nc.text):
-            return re.sub(r"^(?:the|a|an)\s+", "", nc.text, flags=re.IGNORECASE)
+            return _bare(re.sub(r"^(?:a|an)\s+", "", nc.text, flags=re.IGNORECASE))
     return ""
 
 
+def _bare(name: str) -> str:
+    return re.sub(r"(?:'s|’s|'|’)$", "", name.strip())
+
+
 def _is_period(text: str) -> bool:
-    m = _period(text.strip())
-    return m is not None and m.group(0).strip().lower() == re.sub(r"^(?:the|in)\s+", "", text.strip().lower())
+    """Whether ``text`` is a period phrase and nothing else ("Q3", "the second quarter of 2024")."""
+    p = find_period(text)
+    rest = (text[: p.start] + text[p.end :]) if p else text
+    return p is not None and not re.sub(r"\b(?:the|in|of|for)\b", "", rest, flags=re.IGNORECASE).strip(" ,.?")
 
 
-def _period(text: str) -> re.Match[str] | None:
-    return _PERIOD.search(text)
-
-
-def _shift(period: str, step: int) -> str:
-    """Q3 -> Q2 (step -1), Q1 2024 -> Q4 2023, 2024 -> 2023, FY2025 -> FY2024."""
-    m = re.fullmatch(r"Q([1-4])(?:\s+(?:FY)?(\d{4}))?", period.strip(), re.IGNORECASE)
-    if m:
-        q, year = int(m.group(1)) + step, int(m.group(2)) if m.group(2) else None
-        if q < 1:
-            q, year = 4, (year - 1 if year else None)
-        elif q > 4:
-            q, year = 1, (year + 1 if year else None)
-        return f"Q{q}" + (f" {year}" if year else "")
-    m = re.fullmatch(r"(FY\s?)?(\d{4})", period.strip(), re.IGNORECASE)
-    if m:
-        return f"{m.group(1) or ''}{int(m.group(2)) + step}"
-    return period
+def _replace_period(question: str, new: Period) -> str | None:
+    """``question`` with its period phrase replaced by ``new`` (taking the old one's year when ``new`` has
+    none), or None when it names no period."""
+    old = find_period(question)
+    if old is None:
+        return None
+    return question[: old.start] + new.with_year_of(old).text + question[old.end :]
 
 
 def rewrite_by_rules(message: str, turns: Sequence[Turn]) -> tuple[str, str, list[str], list[str]]:
@@ -115,25 +127,30 @@ def rewrite_by_rules(message: str, turns: Sequence[Turn]) -> tuple[str, str, lis
     if last is None:
         return message, "first message", [], []
     if _WHY.match(message):
-        return f"Why: {last.question}", "why: the last answer's evidence", list(last.chunks), []
+        return f"{WHY_PREFIX}{last.question}", "why: the last answer's evidence", list(last.chunks), []
+    # a follow-up after a "why?" turn continues the question the "why?" was about
+    last = next((t for t in reversed(turns) if not t.question.startswith(WHY_PREFIX)), last)
     msg, rule = message, ""
     relative = _RELATIVE.search(msg)
-    period_old = _period(last.question)
+    # the period the conversation is in: the latest one a question named
+    period_old = next((p for t in reversed(turns) if (p := find_period(t.question)) is not None), None)
     if relative and period_old:
         step = -1 if relative.group(1).lower() in ("previous", "prior", "preceding", "last") else 1
-        msg = _RELATIVE.sub(_shift(period_old.group(0), step), msg, count=1)
-        rule = f"{relative.group(0)} of {period_old.group(0)}; "
+        shifted = period_old.shift(step).text
+        msg = msg[: relative.start()] + shifted + msg[relative.end() :]
+        rule = f"{relative.group(0)} of {period_old.text}: {shifted}; "
     compare = _COMPARE.match(msg)
     if compare:
-        other = compare.group(1).strip()
+        other = compare.group(1).strip().rstrip(" .!?")
         swapped = _swap(last, other)
         if swapped is not None:
             return f"{last.question.rstrip('?')}, compared with {other}?", rule + "compare: both answers", [], [last.question, swapped]
         return f"{last.question.rstrip('?')}, compared with {other}?", rule + "compare", [], []
     ellipsis = _ELLIPSIS.match(msg)
     bare = msg.strip().rstrip("?").strip()
-    if (ellipsis and ellipsis.group(1)) or (_period(bare) and _period(bare).group(0) == bare):  # type: ignore[union-attr]
+    if (ellipsis and ellipsis.group(1)) or _is_period(bare):
         part = re.sub(r"^(?:in|for|at|during)\s+", "", (ellipsis.group(1) if ellipsis else bare).strip(), flags=re.IGNORECASE)
+        part = part.rstrip(" .!?")
         subject = last.subject or subject_of(last.question)
         if subject and _PRONOUNS.search(part):  # "what about its CFO?": the same subject, another attribute
             first = last.question.split()[0]
@@ -141,7 +158,7 @@ def rewrite_by_rules(message: str, turns: Sequence[Turn]) -> tuple[str, str, lis
             return f"{wh} is {_resolve_pronouns(part, subject)}?", rule + f"ellipsis: another attribute of {subject}", [], []
         swapped = _swap(last, part)
         if swapped is not None:
-            return swapped, rule + "ellipsis: another " + ("period" if _period(part) else "subject"), [], []
+            return swapped, rule + "ellipsis: another " + ("period" if _is_period(part) else "subject"), [], []
         return f"{last.question.rstrip('?')} for {part}?", rule + "ellipsis", [], []
     subject = last.subject or subject_of(last.question)
     pronoun = _PRONOUNS.search(msg)
@@ -152,14 +169,17 @@ def rewrite_by_rules(message: str, turns: Sequence[Turn]) -> tuple[str, str, lis
 
 def _swap(last: Turn, part: str) -> str | None:
     """The last question with its period (when ``part`` is a period) or its subject replaced by ``part``."""
-    period_new, period_old = _period(part), _period(last.question)
-    if period_new and period_old:
-        return last.question.replace(period_old.group(0), period_new.group(0))
-    if period_new:
-        return f"{last.question.rstrip('?')} in {period_new.group(0)}?"
+    if _is_period(part):
+        new = find_period(part)
+        assert new is not None
+        replaced = _replace_period(last.question, new)
+        return replaced if replaced is not None else f"{last.question.rstrip('?')} in {new.text}?"
     subject = last.subject or subject_of(last.question)
     if subject and subject in last.question:
-        return last.question.replace(subject, part)
+        before = last.question[: last.question.index(subject)]
+        if re.search(r"\b(?:the|a|an)\s+$", before, re.IGNORECASE):  # "the Police Department" -> "the Fire ..."
+            part = re.sub(r"^(?:the|a|an)\s+", "", part, flags=re.IGNORECASE)
+        return last.question.replace(subject, part, 1)
     return None
 
 

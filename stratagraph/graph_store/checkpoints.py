@@ -64,12 +64,25 @@ class Checkpoints:
         return cls(checkpoints_path(settings))
 
     def threads(self) -> list[dict[str, Any]]:
-        """Every thread: its id, how many checkpoints it has, and its latest checkpoint id."""
+        """Every thread: its id, its turns (the human messages it holds), its first message, when it was last
+        updated, and how many checkpoints it has."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT thread_id, COUNT(*), MAX(checkpoint_id) FROM checkpoints GROUP BY thread_id ORDER BY thread_id"
+                "SELECT thread_id, COUNT(*) FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY thread_id"
             ).fetchall()
-        return [{"thread_id": t, "checkpoints": n, "latest": c} for t, n, c in rows]
+        out = []
+        for thread_id, count in rows:
+            latest = self.saver.get_tuple({"configurable": {"thread_id": thread_id}})
+            messages = list((latest.checkpoint.get("channel_values") or {}).get("messages") or []) if latest else []
+            human = [m for m in messages if getattr(m, "type", "") == "human"]
+            out.append({
+                "thread_id": thread_id,
+                "turns": len(human),
+                "first_message": str(human[0].content) if human else "",
+                "updated": latest.checkpoint.get("ts", "") if latest else "",
+                "checkpoints": count,
+            })  # fmt: skip
+        return out
 
     def delete(self, thread_id: str) -> bool:
         """Remove a thread's checkpoints; False when there was no such thread."""

@@ -1,0 +1,95 @@
+"""Reporting periods as questions write them: quarters, halves, fiscal years, calendar years.
+
+``find_period`` locates the first period phrase of a text ("the second quarter of 2024", "Q3 FY2025",
+"fiscal year 2025", "FY25", "2023") and reads it as a :class:`Period`; ``Period.shift`` steps it ("the
+previous quarter" of Q1 2024 is Q4 2023) and ``Period.text`` writes it back in one canonical form ("Q2 2024",
+"FY2025", "H1 2024", "2023").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+__all__ = ["Period", "find_period"]
+
+_ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+_YEAR = r"(?:FY\s?'?)?(?:19|20)\d{2}|FY\s?'?\d{2}|fiscal\s+(?:year\s+)?(?:19|20)\d{2}"
+_PATTERN = re.compile(
+    rf"""
+    (?<!\w)(?:
+    (?:the\s+)?(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th)\s+(?:fiscal\s+)?(?P<unit>quarter|half)
+        (?:\s+(?:of\s+)?(?P<ofiscal>fiscal\s+)?(?P<oyear>{_YEAR}))?
+  | (?P<q>[QH][1-4])(?:\s*(?P<qyear>{_YEAR}))?
+  | (?P<year>{_YEAR})
+    )(?!\w)
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+@dataclass(frozen=True)
+class Period:
+    """A quarter (``unit`` "Q"), a half ("H") or a whole year (""); ``year`` with ``fiscal`` for a fiscal
+    year; ``start``/``end`` where the phrase was found."""
+
+    unit: str = ""
+    index: int = 0
+    year: int | None = None
+    fiscal: bool = False
+    start: int = 0
+    end: int = 0
+
+    @property
+    def text(self) -> str:
+        year = "" if self.year is None else (f"FY{self.year}" if self.fiscal else str(self.year))
+        if not self.unit:
+            return year
+        return f"{self.unit}{self.index}" + (f" {year}" if year else "")
+
+    def shift(self, step: int) -> Period:
+        """The period ``step`` units later (earlier when negative): a quarter by quarters, a half by halves, a
+        year by years; the year rolls over when it is known."""
+        if not self.unit:
+            return replace(self, year=None if self.year is None else self.year + step)
+        per_year = 4 if self.unit == "Q" else 2
+        flat = (self.index - 1) + step
+        years, index = divmod(flat, per_year)
+        return replace(self, index=index + 1, year=None if self.year is None else self.year + years)
+
+    def with_year_of(self, other: Period) -> Period:
+        """This period, taking ``other``'s year when it names none ("Q3" after "Q2 2024" is Q3 2024)."""
+        if self.year is not None or other.year is None or not self.unit:
+            return self
+        return replace(self, year=other.year, fiscal=other.fiscal)
+
+
+def _year(text: str | None) -> tuple[int | None, bool]:
+    if not text:
+        return None, False
+    digits = re.search(r"\d+", text).group(0)  # type: ignore[union-attr]
+    fiscal = bool(re.match(r"\s*(?:FY|fiscal)", text, re.IGNORECASE))
+    year = int(digits) if len(digits) == 4 else 2000 + int(digits)
+    return year, fiscal
+
+
+def find_period(text: str) -> Period | None:
+    """The first period phrase of ``text`` (module docstring), or None."""
+    for m in _PATTERN.finditer(text):
+        if m.group("ord"):
+            year, fiscal = _year(m.group("oyear"))
+            fiscal = fiscal or bool(m.group("ofiscal"))
+            unit = "Q" if m.group("unit").lower() == "quarter" else "H"
+            index = _ORDINAL[m.group("ord").lower()]
+            if unit == "H" and index > 2:
+                continue
+            return Period(unit, index, year, fiscal, m.start(), m.end())
+        if m.group("q"):
+            year, fiscal = _year(m.group("qyear"))
+            unit, index = m.group("q")[0].upper(), int(m.group("q")[1])
+            if unit == "H" and index > 2:
+                continue
+            return Period(unit, index, year, fiscal, m.start(), m.end())
+        year, fiscal = _year(m.group("year"))
+        return Period("", 0, year, fiscal, m.start(), m.end())
+    return None
