@@ -1,13 +1,13 @@
 # Two commands on a fresh machine (Python 3.11, make, the package registries):
-#   make demo   set up, ingest examples/, show the graph, rank cited evidence for one question
+#   make demo   set up, ingest examples/, show the graph, answer one question with citations (no LLM needed)
 #   make test   set up, run the tests
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 STORE  ?= .stratagraph/demo
-QUESTION ?= How much did Riverton budget for Public Safety in FY2025, and what drove the increase?
-STRATEGY ?= default
+QUESTION ?= What is the combined FY2025 adopted overtime budget of the Police Department and the Fire Department?
+STRATEGY ?= auto
 
 .PHONY: demo test venv clean
 
@@ -22,7 +22,7 @@ venv: $(STAMP)
 demo: venv
 	$(BIN)/stratagraph --store $(STORE) ingest examples
 	$(BIN)/stratagraph --store $(STORE) stats
-	$(BIN)/stratagraph --store $(STORE) ask "$(QUESTION)" --strategy $(STRATEGY) --retrieve-only --k 5
+	$(BIN)/stratagraph --store $(STORE) ask "$(QUESTION)" --strategy $(STRATEGY)
 
 test: venv
 	$(BIN)/python -m pytest -q

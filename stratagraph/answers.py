@@ -124,7 +124,8 @@ class Answer(BaseModel):
         """The answer with numbered citations, as the CLI prints it."""
         lines = [self.answer if self.found else f"{self.answer} (not found)"]
         if self.computed is not None:
-            lines.append(f"computed: {self.computed.expression} = {self.computed._result(self.computed.result)}")
+            shown = self.answer if self.found else self.computed._result(self.computed.result)  # the result as written
+            lines.append(f"computed: {self.computed.expression} = {shown}")
         for i, c in enumerate(self.citations, start=1):
             lines.append(f"[{i}] {c.label()} ({c.chunk_id})\n    \"{c.quote}\"")
         return "\n".join(lines)

@@ -27,6 +27,7 @@ from stratagraph.agents.common import Step
 from stratagraph.agents.compute import choose, yes_no
 from stratagraph.agents.extract import Sentence, citation, extract_answer, question_shape, sentences
 from stratagraph.answers import NOT_FOUND, Answer, Citation, Computation
+from stratagraph.llm import InputTooLong
 from stratagraph.prompts import load_prompt
 from stratagraph.retrieval.base import Evidence
 
@@ -135,30 +136,54 @@ def answer_from_evidence(
 
 
 def _generate(step: Step, evidence: Sequence[Evidence], prompt: str, context: str) -> Answer | None:
+    """The chat model's answer, cited first from the passages it names that state the answer (else from the
+    passages that do), then from the other passages it names; None (the rule answers) when no usable reply, or
+    no passage states it. Passages that do not fit the model's context are halved, down to one."""
     question = step.question
-    messages = [
-        SystemMessage(content=load_prompt(f"{prompt}.system")),
-        HumanMessage(
-            content=load_prompt(f"{prompt}.user").format(
-                question=question, context=context.strip(), passages=format_passages(evidence)
-            )
-        ),
-    ]
-    reply = step.ask(GeneratedAnswer, messages, "answer")
+    shown = list(evidence)
+    while True:
+        messages = [
+            SystemMessage(content=load_prompt(f"{prompt}.system")),
+            HumanMessage(
+                content=load_prompt(f"{prompt}.user").format(
+                    question=question, context=context.strip(), passages=format_passages(shown)
+                )
+            ),
+        ]
+        try:
+            reply = step.ask(GeneratedAnswer, messages, "answer", too_long="raise")
+            break
+        except InputTooLong as exc:
+            if len(shown) <= 1:
+                step.fallbacks.append(f"answer: the passages do not fit the model's context ({exc})")
+                return None
+            shown = shown[: len(shown) // 2]
+            step.decide(f"the passages do not fit the model's context: {len(shown)} of them")
     if reply is None:
         return None
-    if not reply.found or not reply.answer.strip():
+    said = reply.answer.strip()
+    if not reply.found or not said:
         step.decide("the model finds no answer in the passages: not found")
         return not_found(question, "")
-    chosen = [evidence[i - 1] for i in dict.fromkeys(reply.evidence) if 1 <= i <= len(evidence)]
+    named = [shown[i - 1] for i in dict.fromkeys(reply.evidence) if 1 <= i <= len(shown)]
+    stating = [e for e in shown if _states(e.text, said)]
+    chosen = [e for e in named if e in stating] or stating[:2]
     if not chosen:
-        chosen = [e for e in evidence if reply.answer.strip().lower() in e.text.lower()][:2]
-    if not chosen:
-        step.fallbacks.append("answer: the model's answer names no passage and none contains it")
+        step.fallbacks.append(f"answer: no passage states the model's answer {said!r}")
         return None
-    cites = [quote_for(e, reply.answer.strip(), question) for e in chosen]
-    step.decide(f"the model answers {reply.answer.strip()!r} from passages {[evidence.index(e) + 1 for e in chosen]}")
-    return Answer(question=question, answer=reply.answer.strip(), found=True, citations=cites, strategy="")
+    if named and not any(e in stating for e in named):
+        step.decide(f"the passages the model named do not state {said!r}: it is stated in those cited first")
+    # the passages it named that do not state the answer follow (a bridge of a multi-hop question)
+    chosen += [e for e in named if e not in chosen]
+    cites = [quote_for(e, said, question) for e in chosen]
+    step.decide(f"the model answers {said!r} from passages {[shown.index(e) + 1 for e in chosen]}")
+    return Answer(question=question, answer=said, found=True, citations=cites, strategy="")
+
+
+def _states(text: str, answer: str) -> bool:
+    """Whether a passage states an answer: its words appear there in order, case and spacing aside."""
+    norm = lambda t: " ".join(re.findall(r"[\w$%.,'-]+", t.casefold())).strip(" .,")  # noqa: E731
+    return bool(norm(answer)) and norm(answer) in norm(text)
 
 
 def _unique(cites: Sequence[Citation]) -> list[Citation]:

@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING, Annotated, Any, NotRequired, TypedDict, TypeVa
 from pydantic import BaseModel
 
 from stratagraph.answers import Answer, ToolCall, TraceEntry
-from stratagraph.llm import LLMUnavailable, LLMUsage, MalformedReply, StructuredReply, ask_structured, ask_text
+from stratagraph.llm import (
+    InputTooLong,
+    LLMUnavailable,
+    LLMUsage,
+    MalformedReply,
+    StructuredReply,
+    ask_structured,
+    ask_text,
+)
 from stratagraph.retrieval.base import Evidence
 from stratagraph.services import Services, default_services
 
@@ -195,16 +203,24 @@ class Step:
         return result.evidence
 
     # ---------------------------------------------------------------- the chat model
-    def ask(self, schema: type[T], messages: Sequence[BaseMessage], what: str) -> T | None:
+    def ask(self, schema: type[T], messages: Sequence[BaseMessage], what: str, *, too_long: str = "fallback") -> T | None:
         """The chat model's structured reply (output format negotiated per endpoint, one correction round),
-        or None: no chat model, or no usable reply (then the trace says the node fell back, and why).
-        Endpoint failures raise :class:`~stratagraph.llm.LLMUnavailable`."""
+        or None: no chat model, or no usable reply (then the trace says the node fell back, and why). A prompt
+        longer than the model's context is a fallback too, or raises :class:`~stratagraph.llm.InputTooLong`
+        with ``too_long="raise"`` (for a caller that can show less). Endpoint failures raise
+        :class:`~stratagraph.llm.LLMUnavailable`."""
         if self.llm is None:
             return None
         self.used_llm = True
-        reply: StructuredReply[T] = ask_structured(
-            self.llm, schema, messages, store=self.svc.llm_store, what=f"{self.name}: {what}", usage=self.usage
-        )
+        try:
+            reply: StructuredReply[T] = ask_structured(
+                self.llm, schema, messages, store=self.svc.llm_store, what=f"{self.name}: {what}", usage=self.usage
+            )
+        except InputTooLong as exc:
+            if too_long == "raise":
+                raise
+            self.fallbacks.append(f"{what}: the prompt does not fit the model's context ({exc})")
+            return None
         if reply.value is None:
             self.fallbacks.append(f"{what}: no usable reply ({'; then '.join(reply.problems)})")
         return reply.value
@@ -216,7 +232,7 @@ class Step:
         self.used_llm = True
         try:
             return ask_text(self.llm, messages, self.usage)
-        except MalformedReply as exc:
+        except (MalformedReply, InputTooLong) as exc:
             self.fallbacks.append(f"{what}: {exc}")
             return None
 
