@@ -7,8 +7,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from stratagraph.config import Settings
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -76,3 +80,28 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     bolt = sys.modules.get("tests.graph_store.bolt")
     if bolt is not None:
         bolt.close_bolt_target()
+
+
+# ------------------------------------------------------------------------------------------ a real chat model
+#: the OpenAI-compatible endpoint the opt-in real-model tests use (unset: they are skipped)
+REAL_LLM_URL = os.environ.get("STRATAGRAPH_TEST_LLM_BASE_URL")
+requires_real_llm = pytest.mark.skipif(not REAL_LLM_URL, reason="set STRATAGRAPH_TEST_LLM_BASE_URL to run against a real LLM")
+
+
+def real_llm_settings(home: Path, **overrides: object) -> Settings:
+    """Settings for a real chat model (``STRATAGRAPH_TEST_LLM_MODEL``, default ``qwen``; key
+    ``STRATAGRAPH_TEST_LLM_API_KEY``, default ``local``): spaCy extraction, no reply cache, a time-out a small
+    local model on 2 cores needs."""
+    values: dict[str, object] = {
+        "home": home,
+        "extractor": "spacy",
+        "llm_model": os.environ.get("STRATAGRAPH_TEST_LLM_MODEL", "qwen"),
+        "openai_base_url": REAL_LLM_URL,
+        "openai_api_key": os.environ.get("STRATAGRAPH_TEST_LLM_API_KEY", "local"),
+        "request_timeout": 900,
+        "llm_cache": False,
+    }
+    values.update(overrides)
+    from stratagraph.config import Settings
+
+    return Settings(**values)

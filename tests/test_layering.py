@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import pytest
 
 PACKAGE = "stratagraph"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE

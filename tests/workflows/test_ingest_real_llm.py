@@ -9,29 +9,18 @@ Skipped unless ``STRATAGRAPH_TEST_LLM_BASE_URL`` is set; ``STRATAGRAPH_TEST_LLM_
 
 from __future__ import annotations
 
-import os
 from decimal import Decimal
 from pathlib import Path
 
-import pytest
-
-from stratagraph import Settings, StrataGraph
+from stratagraph import StrataGraph
 from stratagraph.schema import EdgeType, NodeLabel
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, real_llm_settings, requires_real_llm
 
-BASE_URL = os.environ.get("STRATAGRAPH_TEST_LLM_BASE_URL")
-
-pytestmark = pytest.mark.skipif(not BASE_URL, reason="set STRATAGRAPH_TEST_LLM_BASE_URL to run against a real LLM")
+pytestmark = requires_real_llm
 
 
 def test_real_llm_extracts_facts_with_typed_quantities_and_provenance(tmp_path: Path) -> None:
-    settings = Settings(
-        home=tmp_path / "store",
-        extractor="llm",
-        llm_model=os.environ.get("STRATAGRAPH_TEST_LLM_MODEL", "qwen"),
-        openai_base_url=BASE_URL,
-        openai_api_key=os.environ.get("STRATAGRAPH_TEST_LLM_API_KEY", "local"),
-    )
+    settings = real_llm_settings(tmp_path / "store", extractor="llm")
     doc = EXAMPLES / "earnings" / "northwind_robotics_q3_2024_earnings_call.md"
     with StrataGraph(settings) as sg:
         result = sg.ingest([doc], base=EXAMPLES)

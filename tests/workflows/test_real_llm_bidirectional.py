@@ -11,29 +11,19 @@ question takes several minutes:
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pytest
-
-from stratagraph import Settings, StrataGraph
+from stratagraph import StrataGraph
+from tests.conftest import real_llm_settings, requires_real_llm
 from tests.workflows.conftest import assert_cited
 
-BASE_URL = os.environ.get("STRATAGRAPH_TEST_LLM_BASE_URL")
-
-pytestmark = pytest.mark.skipif(not BASE_URL, reason="set STRATAGRAPH_TEST_LLM_BASE_URL to run against a real LLM")
+pytestmark = requires_real_llm
 
 QUESTION = "What is the combined FY2025 adopted overtime budget of the Police Department and the Fire Department?"
 
 
 def test_real_llm_answers_with_citations(examples_home: Path) -> None:
-    settings = Settings(
-        home=examples_home,
-        llm_model=os.environ.get("STRATAGRAPH_TEST_LLM_MODEL", "qwen"),
-        openai_base_url=BASE_URL,
-        openai_api_key=os.environ.get("STRATAGRAPH_TEST_LLM_API_KEY", "local"),
-        llm_cache=False,
-    )
+    settings = real_llm_settings(examples_home)
     with StrataGraph(settings) as sg:
         answer = sg.ask(QUESTION, "bag")
         assert answer.found, answer.trace

@@ -10,29 +10,17 @@ Qwen2.5-Coder-1.5B of ``../shared/tools/local-llm.sh`` one question takes a few 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pytest
-
-from stratagraph import Settings, StrataGraph
+from stratagraph import StrataGraph
+from tests.conftest import real_llm_settings, requires_real_llm
 from tests.workflows.conftest import assert_cited
 
-BASE_URL = os.environ.get("STRATAGRAPH_TEST_LLM_BASE_URL")
-
-pytestmark = pytest.mark.skipif(not BASE_URL, reason="set STRATAGRAPH_TEST_LLM_BASE_URL to run against a real LLM")
+pytestmark = requires_real_llm
 
 
 def test_real_llm_plans_and_the_answer_comes_back_cited(examples_home: Path) -> None:
-    settings = Settings(
-        home=examples_home,
-        extractor="spacy",
-        llm_model=os.environ.get("STRATAGRAPH_TEST_LLM_MODEL", "qwen"),
-        openai_base_url=BASE_URL,
-        openai_api_key=os.environ.get("STRATAGRAPH_TEST_LLM_API_KEY", "local"),
-        request_timeout=600,
-        kag_max_rounds=2,
-    )
+    settings = real_llm_settings(examples_home, request_timeout=600, kag_max_rounds=2)
     with StrataGraph(settings) as sg:
         answer = sg.ask("What is the combined FY2025 overtime budget of the Police and Fire departments?", "kag")
         assert answer.strategy == "kag" and answer.usage.llm_calls > 0

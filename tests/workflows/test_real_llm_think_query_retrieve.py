@@ -11,30 +11,19 @@ Skipped unless ``STRATAGRAPH_TEST_LLM_BASE_URL`` is set; ``STRATAGRAPH_TEST_LLM_
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pytest
-
-from stratagraph import Settings, StrataGraph
+from stratagraph import StrataGraph
+from tests.conftest import real_llm_settings, requires_real_llm
 from tests.workflows.conftest import assert_cited
 
-BASE_URL = os.environ.get("STRATAGRAPH_TEST_LLM_BASE_URL")
-
-pytestmark = pytest.mark.skipif(not BASE_URL, reason="set STRATAGRAPH_TEST_LLM_BASE_URL to run against a real LLM")
+pytestmark = requires_real_llm
 
 QUESTION = "How much is budgeted for the dispatch agreement with the county that operates the regional P25 network?"
 
 
 def test_real_llm_answers_a_two_hop_question_with_verbatim_citations(examples_home: Path) -> None:
-    settings = Settings(
-        home=examples_home,
-        llm_model=os.environ.get("STRATAGRAPH_TEST_LLM_MODEL", "qwen"),
-        openai_base_url=BASE_URL,
-        openai_api_key=os.environ.get("STRATAGRAPH_TEST_LLM_API_KEY", "local"),
-        request_timeout=900,
-        llm_cache=False,
-    )
+    settings = real_llm_settings(examples_home)
     with StrataGraph(settings) as sg:
         answer = sg.ask(QUESTION, "tqr")
         assert answer.strategy == "tqr" and answer.usage.llm_calls >= 2
