@@ -57,10 +57,10 @@ from pydantic import BaseModel, Field
 from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, ranked
 from stratagraph.retrieval.classify import Classification, TraversalParams, classify
 from stratagraph.retrieval.decompose import SubQuery, decompose
-from stratagraph.retrieval.dual_path import fuse_rankings, node_confidence
+from stratagraph.retrieval.dual_path import fuse_rankings
 from stratagraph.retrieval.index import GraphIndex
 from stratagraph.retrieval.query_linking import QueryLinks, link_query
-from stratagraph.schema import EdgeType, NodeLabel
+from stratagraph.schema import EdgeType
 
 class TraversalSettings(BaseModel):
     """What Algorithm 4 and ExtractAnswer leave open (the per-class H and K are the paper's, classify.py)."""
