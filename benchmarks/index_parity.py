@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/index_parity.py --dump before.json     # on the old code
     .venv/bin/python benchmarks/index_parity.py --dump after.json      # on the new code
     .venv/bin/python benchmarks/index_parity.py --compare before.json after.json
+    .venv/bin/python benchmarks/index_parity.py --cold-pass cold.json                # the cost after a change
 
 ``--dump`` ingests (once, cached under ``<store>/eval/`` like ``eval retrieval``) each dataset of
 ``../shared/data`` and writes, per dataset and strategy, the top-5 chunk ids of every question, the cold
@@ -10,6 +11,11 @@ first-query time of each strategy (a fresh retrieval context per strategy, after
 loaded, so it is the strategy's own index build), and the resident memory of one process with every
 strategy's caches loaded. ``--compare`` prints, per dataset and strategy, how many of the lists differ and
 the first-query times side by side; exit 1 when any list differs. Missing datasets are skipped.
+
+``--cold-pass`` measures what a process pays after a graph change: one fresh retrieval context, every
+strategy's first query in turn (so a shared index is built by the first strategy that needs it and reused by
+the others), the total, and the resident memory the caches added. Run it with the old and the new code
+(``PYTHONPATH=<old checkout>``) against stores each built by its own code, alternating, and compare.
 """
 
 from __future__ import annotations
@@ -77,6 +83,40 @@ def dump(datasets: list[str], strategies: list[str], store: Path) -> dict:
     return out
 
 
+def cold_pass(datasets: list[str], strategies: list[str], store: Path) -> dict:
+    from stratagraph.config import Settings
+    from stratagraph.eval.datasets import DatasetError, load_dataset
+    from stratagraph.eval.retrieval import ensure_store
+    from stratagraph.retrieval import RetrievalContext, retrieve
+    from stratagraph.services import Services
+
+    out: dict = {}
+    for name in datasets:
+        try:
+            dataset = load_dataset(name)
+        except DatasetError as exc:
+            print(f"skipped {name}: {exc}", file=sys.stderr)
+            continue
+        svc = Services(ensure_store(dataset, Settings(home=store)))
+        try:
+            warm = RetrievalContext.from_services(svc)
+            warm.query_vector("warm up the embedder")
+            warm.nlp()("Warm up spaCy.")
+            ctx = RetrievalContext.from_services(svc)
+            question = dataset.questions[0].question
+            before, started, firsts = _rss_mb(), time.perf_counter(), {}
+            for strategy in strategies:
+                t = time.perf_counter()
+                retrieve(ctx, strategy, question, k=5)
+                firsts[strategy] = round((time.perf_counter() - t) * 1000, 1)
+            total = round((time.perf_counter() - started) * 1000, 1)
+            out[name] = {"first_query_ms": firsts, "total_ms": total, "rss_added_mb": round(_rss_mb() - before, 1)}
+            print(f"{name}: {total} ms, +{out[name]['rss_added_mb']} MB {firsts}", file=sys.stderr)
+        finally:
+            svc.close()
+    return out
+
+
 def compare(before: dict, after: dict) -> int:
     differing_total = 0
     for name, old in before["datasets"].items():
@@ -109,14 +149,19 @@ def main() -> int:
     parser.add_argument("--store", type=Path, default=REPO / ".stratagraph")
     parser.add_argument("--dump", type=Path)
     parser.add_argument("--compare", type=Path, nargs=2)
+    parser.add_argument("--cold-pass", type=Path, help="write the cold pass over every strategy (docstring)")
     args = parser.parse_args()
     if os.environ.get("STRATAGRAPH_DATA_DIR") is None:
         os.environ["STRATAGRAPH_DATA_DIR"] = str(REPO.parent / "shared" / "data")
     if args.compare:
         before, after = (json.loads(p.read_text(encoding="utf-8")) for p in args.compare)
         return compare(before, after)
+    if args.cold_pass:
+        result = cold_pass(args.datasets.split(","), args.strategies.split(","), args.store)
+        args.cold_pass.write_text(json.dumps(result), encoding="utf-8")
+        return 0
     if not args.dump:
-        parser.error("give --dump FILE or --compare BEFORE AFTER")
+        parser.error("give --dump FILE, --cold-pass FILE or --compare BEFORE AFTER")
     result = dump(args.datasets.split(","), args.strategies.split(","), args.store)
     args.dump.write_text(json.dumps(result), encoding="utf-8")
     return 0
