@@ -162,3 +162,27 @@ def test_two_threads_at_once_keep_their_memories_apart(examples_sg: StrataGraph)
     assert answers[earnings][1].answer == "$151.9 million"
     assert [m.content for m in budget.history() if isinstance(m, HumanMessage)] == scripts[budget]
     assert [m.content for m in earnings.history() if isinstance(m, HumanMessage)] == scripts[earnings]
+
+
+def test_two_processes_hold_conversations_on_one_store_at_once(examples_home: Path) -> None:
+    env = {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": "", "STRATAGRAPH_LLM_MODEL": ""}
+    threads = {f"proc-a-{uuid.uuid4().hex[:6]}": ["How much does the Police Department request for FY2025?", "Why?"],
+               f"proc-b-{uuid.uuid4().hex[:6]}": ["What was Northwind Robotics' revenue in the second quarter of 2024?",
+                                                  "And in Q3?"]}  # fmt: skip
+
+    def converse(thread: str) -> list[dict]:
+        out = []
+        for message in threads[thread]:
+            proc = run_cli("ask", message, "--thread", thread, "--store", str(examples_home), "--json", env=env)
+            assert proc.returncode == 0, proc.stderr
+            out.append(json.loads(proc.stdout))
+        return out
+
+    with ThreadPoolExecutor(max_workers=2) as pool:  # each turn its own process, the two threads at once
+        results = dict(zip(threads, pool.map(converse, threads), strict=True))
+    a, b = results.values()
+    assert a[0]["answer"] == "$18.6 million" and a[1]["answer"].startswith("reflecting")
+    assert b[1]["answer"] == "$151.9 million"
+    with StrataGraph(Settings(home=examples_home, llm_model=None, openai_base_url=None, openai_api_key=None)) as sg:
+        for thread, script in threads.items():
+            assert [m.content for m in sg.chat(thread).history() if isinstance(m, HumanMessage)] == script
