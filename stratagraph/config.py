@@ -81,6 +81,12 @@ class Settings(BaseSettings):
         default_factory=lambda: os.cpu_count() or 1, ge=1, description="spaCy worker processes for large ingests"
     )
     llm_concurrency: int = Field(default=4, ge=1, description="LLM requests in flight at once")
+    llm_max_tokens: int | None = Field(
+        default=None,
+        ge=16,
+        description="the most tokens one reply may have, sent as max_tokens (read by vLLM, Ollama, llama.cpp; a "
+        "small local model can otherwise ramble for minutes); unset for OpenAI's reasoning models, which refuse it",
+    )
     llm_cache: bool = Field(default=True, description="cache LLM replies on disk, keyed by model and prompt")
     entity_merge_threshold: float = Field(
         default=0.90, ge=0.0, le=1.0, description="embedding cosine at which two entity names merge (BiG-RAG §4.1.3)"

@@ -198,6 +198,8 @@ def get_chat_model(settings: Settings) -> BaseChatModel | None:
         timeout=settings.request_timeout,
         temperature=0,
         stream_usage=True,  # token counts when a reply is streamed (servers that do not report them ignore it)
+        # max_tokens as servers read it (langchain-openai would send max_completion_tokens, which llama.cpp ignores)
+        extra_body={"max_tokens": settings.llm_max_tokens} if settings.llm_max_tokens else None,
         root_client=root,
         client=root.chat.completions,
         root_async_client=root_async,

@@ -75,6 +75,19 @@ def test_chat_model_round_trip_against_scripted_http_server(tmp_path: Path, chat
     [body] = chat_server.requests
     assert body["model"] == "scripted" and body["temperature"] == 0
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert "max_tokens" not in body and "max_completion_tokens" not in body
+
+
+def test_a_reply_limit_is_sent_as_max_tokens_and_a_cut_reply_is_malformed_against_scripted_http_server(
+    tmp_path: Path, chat_server: ScriptedChatServer
+) -> None:
+    """llama.cpp's server reads max_tokens, not max_completion_tokens (what langchain-openai would send)."""
+    chat_server.script.extend([Reply(content='{"answered": true, "reason": "a long ramb', finish_reason="length")] * 2)
+    model = get_chat_model(chat_server.settings(tmp_path, llm_max_tokens=64))
+    reply = ask_structured(model, Verdict, MESSAGES)
+    assert [b["max_tokens"] for b in chat_server.requests] == [64, 64]
+    assert all("max_completion_tokens" not in b for b in chat_server.requests)
+    assert reply.value is None and "cut off" in " ".join(reply.problems)
 
 
 # --------------------------------------------------------------------------------------------- one retry layer
