@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any, Literal
 
-from stratagraph.agents.extract import AnswerType, Extraction, QuestionShape, Sentence, citation, question_shape, sentences
+from stratagraph.agents.extract import AnswerType, holds, Extraction, QuestionShape, Sentence, citation, question_shape, sentences
 from stratagraph.answers import Citation, Computation, Operand
 from stratagraph.retrieval.base import Evidence
 
@@ -176,7 +176,7 @@ def property_choice(evidence: Sequence[Evidence], shape: QuestionShape) -> Decid
     if not props:
         return None
     sents = sentences(evidence)
-    hits = [next((s for s in sents if _names(s, option) and all(p in s.lemmas for p in props)), None)
+    hits = [next((s for s in sents if _names(s, option) and all(holds(s.lemmas, p) for p in props)), None)
             for option in shape.options]  # fmt: skip
     if sum(h is not None for h in hits) != 1:
         return None
@@ -254,7 +254,7 @@ def yes_no(question: str, evidence: Sequence[Evidence], shape: QuestionShape | N
     cited: list[Citation] = []
     operands: list[Operand] = []
     for subject in subjects:
-        hit = next((s for s in sents if _names(s, subject) and all(p in s.lemmas for p in props)), None)
+        hit = next((s for s in sents if _names(s, subject) and all(holds(s.lemmas, p) for p in props)), None)
         if hit is None:
             return _other_nationality(sents, subjects, nationalities)
         cited.append(citation(hit))

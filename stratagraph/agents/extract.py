@@ -46,6 +46,7 @@ from typing import Any
 
 from stratagraph.answers import Citation
 from stratagraph.retrieval.base import Evidence
+from stratagraph.retrieval.porter import stem
 from stratagraph.text.nlp import NUMERIC_LABELS, load_nlp
 
 __all__ = [
@@ -403,8 +404,35 @@ def _acronyms(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+#: nominalisations whose verb the lemmatiser gives another stem ("city of birth" / "was born": bear)
+_IRREGULAR = {"birth": "bear", "death": "die", "marriage": "marry", "sale": "sell", "loss": "lose", "growth": "grow"}
+
+
+@lru_cache(maxsize=16384)
+def forms(lemma: str) -> frozenset[str]:
+    """The stems a content word is matched by: its Porter stem, the verb of an agent noun ("director" ->
+    "direct", "founder" -> "found") and of an irregular nominalisation ("birth" -> "bear")."""
+    out = {stem(lemma)}
+    if len(lemma) > 5 and lemma.endswith(("er", "or")):
+        out.add(stem(lemma[:-2]))
+    if lemma in _IRREGULAR:
+        out.add(_IRREGULAR[lemma])
+    return frozenset(out)
+
+
+@lru_cache(maxsize=16384)
+def _stems(lemmas: frozenset[str]) -> frozenset[str]:
+    return frozenset(stem(w) for w in lemmas)
+
+
+def holds(lemmas: frozenset[str], lemma: str) -> bool:
+    """Whether a sentence's words (lemmas) hold a content word of the question: the lemma itself or one of its
+    :func:`forms` ("directed" holds "director")."""
+    return lemma in lemmas or bool(forms(lemma) & _stems(lemmas))
+
+
 def _holds(sentence: Sentence, lemma: str, acronym: bool) -> bool:
-    if lemma in sentence.lemmas:
+    if holds(sentence.lemmas, lemma):
         return True
     # an acronym the question writes in capitals ("CFO") is held by a sentence that spells it out
     return acronym and lemma in _acronyms(sentence.text)
@@ -559,7 +587,7 @@ def _nearness(sent: Sentence, shape: QuestionShape, cand: Candidate) -> float:
         node, d = toks[node][3], d + 1
     total = 0.0
     for i, t in enumerate(toks):
-        if i in inside or t[2] not in shape.content:
+        if i in inside or not _asked(t[2], shape):
             continue
         node, d = i, 0
         while node not in up and d < 100:
@@ -570,6 +598,11 @@ def _nearness(sent: Sentence, shape: QuestionShape, cand: Candidate) -> float:
             node, d = nxt, d + 1
         total += 1.0 / (1.0 + d + up.get(node, 100))
     return total
+
+
+def _asked(lemma: str, shape: QuestionShape) -> bool:
+    """Whether a sentence word (its lemma) is one of the question's content words or one of their forms."""
+    return lemma in shape.content or any(holds(frozenset({lemma}), w) for w in shape.content)
 
 
 def _peer(sent: Sentence, shape: QuestionShape, cand: Candidate) -> bool:
@@ -592,17 +625,33 @@ def _peer(sent: Sentence, shape: QuestionShape, cand: Candidate) -> bool:
             if t[3] == node and t[4] == "conj" and i not in group and i != node:
                 group.add(i)
                 todo.append(i)
-    names = {lemma for lemma, w in shape.content.items() if w >= 2}
-    return any(toks[i][2] in names for i in group if i not in inside)
+    return any(shape.content.get(toks[i][2], 0) >= 2 for i in group if i not in inside)
 
 
-Order = tuple[bool, bool, bool, float, int, int]
+#: nouns of a place a list of places ends with ("Beitbridge District, Matabeleland South, Zimbabwe")
+_WIDEST = frozenset("country nation".split())
+
+
+def _list_place(sent: Sentence, cand: Candidate) -> int:
+    """How many places come before the candidate in a comma-separated list of places it ends ("Gwanda District,
+    Zimbabwe": 1 for Zimbabwe), 0 when it is not in one."""
+    text = sent.evidence.text
+    places = sorted((a, b) for a, b, label in sent.spans if label in ("GPE", "LOC"))
+    n, end = 0, cand.start
+    for a, b in reversed([p for p in places if p[1] <= cand.start]):
+        if text[b:end].strip() != ",":
+            break
+        n, end = n + 1, a
+    return n
+
+
+Order = tuple[bool, bool, int, bool, bool, float, int, int]
 
 
 def _within(sent: Sentence, shape: QuestionShape, cand: Candidate) -> Order:
     """The within-sentence order (module docstring, rule 4): not listed with the question's own names, names
-    the noun asked for, carries the label the noun asks for, nearness in the parse; in a table row the latest
-    year's column; position (earlier first)."""
+    the noun asked for, for a country the last of a list of places, carries the label the noun asks for, a
+    name over a noun phrase, nearness in the parse; in a table row the latest year's column; position (earlier first)."""
     noun = shape.focus if shape.focus.isalpha() and shape.focus not in _HOW else ""
     words = re.findall(r"\w+", sent.evidence.text[cand.start : cand.end].lower())
     names_noun = bool(noun) and cand.label != "NP" and bool(words) and words[-1] == noun
@@ -610,7 +659,9 @@ def _within(sent: Sentence, shape: QuestionShape, cand: Candidate) -> Order:
     header = sent.columns.get(cand.start, "")
     latest = max((int(y) for y in re.findall(r"(?:19|20)\d\d", header)), default=-1)
     near = round(_nearness(sent, shape, cand), 6)
-    return not _peer(sent, shape, cand), names_noun, wanted, near, latest, -cand.start
+    widest = _list_place(sent, cand) if shape.focus in _WIDEST else 0  # "which country": the list's last place
+    named = cand.label != "NP"  # a name over a noun phrase in one sentence (across sentences: _bonus)
+    return not _peer(sent, shape, cand), names_noun, widest, wanted, named, near, latest, -cand.start
 
 
 _HOW = frozenset(["many", "much", "long", "old", "far", "tall", "big", "large", "high", "deep", "wide", "who", "whom", "whose", "where", "when"])
@@ -618,7 +669,10 @@ _HOW = frozenset(["many", "much", "long", "old", "far", "tall", "big", "large", 
 
 def _bonus(sent: Sentence, shape: QuestionShape, cand: Candidate) -> float:
     """What a candidate adds to its sentence's score (module docstring, rule 4)."""
-    bonus = LABEL_BONUS if cand.label not in ("NP", "PROPN") else NAME_BONUS if cand.label == "PROPN" else 0.0
+    if shape.type in (AnswerType.THING, AnswerType.CHOICE):  # a thing is as often a bare noun phrase as a name: no bonus
+        bonus = 0.0
+    else:
+        bonus = LABEL_BONUS if cand.label not in ("NP", "PROPN") else NAME_BONUS if cand.label == "PROPN" else 0.0
     if shape.measure:  # a number of the kind the question asks for over another
         order = MEASURE_LABELS[shape.measure]
         bonus += MEASURE_BONUS / (1 + order.index(cand.label)) if cand.label in order else -MEASURE_PENALTY
@@ -665,7 +719,7 @@ def pick(
                           reason=f"the evidence does not settle the {shape.type.value} question")  # fmt: skip
     best: tuple[float, Order, Sentence, Candidate] | None = None
     for score, sent in scored:
-        if score < floor or not any(lemma in sent.own for lemma in shape.content):
+        if score < floor or not any(holds(sent.own, lemma) for lemma in shape.content):
             continue
         if best is not None and score + LABEL_BONUS + MEASURE_BONUS + 0.1 < best[0]:
             continue  # cannot win: skip its candidates
