@@ -6,8 +6,13 @@ sums over aggregated line items). Every result is exact (``Decimal``) and cites 
   numbers stated in the evidence sentences that name it; the question's comparative word decides the
   direction (earlier, first, older -> the smallest date; later, younger, newer -> the largest; more, larger,
   higher -> the largest number; fewer, smaller, lower -> the smallest).
+  A choice without a comparative word ("which singer is American, A or B?") goes to the one option a sentence
+  names together with every property word of the question.
 * :func:`yes_no`: "are A and B both X?" / "is A X?": yes when a sentence naming each subject also holds the
-  property words; otherwise the evidence does not settle it (not found).
+  property words; no when the evidence states another value of the property's kind for a subject (a
+  nationality or place the question names: "British" against "American"), or, for "the same <noun>", when
+  the values of that noun's type stated for each subject have none in common (yes when they share one);
+  otherwise the evidence does not settle it (not found).
 * :func:`calculate`: sum, difference, ratio, percent change, min and max over cited :class:`Amount` s.
 """
 
@@ -17,9 +22,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
-from typing import Literal
+from typing import Any, Literal
 
-from stratagraph.agents.extract import AnswerType, Extraction, QuestionShape, Sentence, citation, question_shape, sentences
+from stratagraph.agents.extract import AnswerType, holds, Extraction, QuestionShape, Sentence, citation, question_shape, sentences
 from stratagraph.answers import Citation, Computation, Operand
 from stratagraph.retrieval.base import Evidence
 
@@ -124,14 +129,15 @@ def _value_in(sentence: Sentence, kind: str) -> tuple[object, str] | None:
 
 
 def choose(question: str, evidence: Sequence[Evidence], shape: QuestionShape | None = None) -> Decided | None:
-    """Decide a choice between two named options by the dates or numbers the evidence states for each (module
-    docstring); None when the question has no comparative word or an option has no stated value."""
+    """Decide a choice between two named options by the dates or numbers the evidence states for each, or
+    without a comparative word by the property the question names (module docstring); None when the evidence
+    does not settle it."""
     shape = shape or question_shape(question)
     if shape.type != AnswerType.CHOICE or len(shape.options) != 2:
         return None
     direction = _direction(shape, question)
     if direction is None:
-        return None
+        return property_choice(evidence, shape)
     kind, pick = direction
     sents = sentences(evidence)
     found: list[tuple[str, object, str, Sentence]] = []
@@ -159,6 +165,32 @@ def choose(question: str, evidence: Sequence[Evidence], shape: QuestionShape | N
     return Decided(answer=span, citations=[citation(sa), citation(sb)] if sa is not sb else [citation(sa)], computation=comp)
 
 
+def property_choice(evidence: Sequence[Evidence], shape: QuestionShape) -> Decided | None:
+    """"Which singer is American, A or B?": the one option a sentence of the evidence names together with every
+    property word of the question (its content words other than the options' and the noun asked about); None
+    when both or neither have one."""
+    if len(shape.options) != 2:
+        return None
+    option_words = {w.lower() for o in shape.options for w in re.findall(r"\w+", o)}
+    props = [w for w in shape.content if w not in option_words and w != shape.focus]
+    if not props:
+        return None
+    sents = sentences(evidence)
+    hits = [next((s for s in sents if _names(s, option) and all(holds(s.lemmas, p) for p in props)), None)
+            for option in shape.options]  # fmt: skip
+    if sum(h is not None for h in hits) != 1:
+        return None
+    k = 0 if hits[0] is not None else 1
+    sent, option = hits[k], shape.options[k]
+    assert sent is not None
+    span = _option_span(sent, option)
+    cite = citation(sent)
+    comp = Computation(operation="deduce (entailment)", expression=f"{option}: {' '.join(props)}",
+                       operands=[Operand(label=option, value=Decimal(1), raw=" ".join(props), citation=cite)],
+                       result=span)  # fmt: skip
+    return Decided(answer=span, citations=[cite], computation=comp)
+
+
 def _as_decimal(value: object) -> Decimal:
     if isinstance(value, tuple):  # a date key: yyyymmdd
         y, m, d = value
@@ -173,32 +205,149 @@ def _option_span(sentence: Sentence, option: str) -> str:
 
 
 def yes_no(question: str, evidence: Sequence[Evidence], shape: QuestionShape | None = None) -> Decided | None:
-    """"Are A and B both X?" / "Is A X?": yes when, for each subject, a sentence naming it holds every
-    property word; None otherwise (the evidence does not settle it). Subjects are the question's proper-noun
-    phrases; property words its other content words."""
+    """"Are A and B both X?" / "Is A X?" (module docstring): yes when, for each subject, a sentence naming it
+    holds every property word; no when a subject's sentences state another nationality than the one the
+    question names; "the same <noun>": yes / no as the values of the noun's type stated for each subject
+    share one or none; None otherwise (the evidence does not settle it). Subjects are the question's named
+    entities (a nationality is a property) or else its proper-noun phrases; property words its other content
+    words."""
     shape = shape or question_shape(question)
     if shape.type != AnswerType.YES_NO:
         return None
-    from stratagraph.text.nlp import load_nlp
+    from stratagraph.text.nlp import NUMERIC_LABELS, load_nlp
+
+    from stratagraph.agents.extract import _last_sentence
 
     doc = load_nlp()(question)
-    subjects = [e.text for e in doc.ents] or [nc.text for nc in doc.noun_chunks if any(t.pos_ == "PROPN" for t in nc)]
+    asked_from = len(question) - len(_last_sentence(question))  # "X has an OBE. Does Y also have one?": Y
+    named = [e for e in doc.ents if e.label_ not in NUMERIC_LABELS and e.start_char >= asked_from]
+    nationalities = [e.text for e in named if e.label_ == "NORP"]
+    spans = [(e.start, e.end) for e in named if e.label_ != "NORP"]
+    runs: list[list[Any]] = []
+    for nc in doc.noun_chunks:  # names the tagger missed ("Watertown International Airport and ..."), split at "and"
+        if nc.start_char < asked_from:
+            continue
+        runs.append([])
+        for t in nc:
+            if t.pos_ in ("CCONJ", "PUNCT"):
+                runs.append([])
+            elif t.pos_ != "DET":
+                runs[-1].append(t)
+    for words in runs:
+        if words and any(t.pos_ == "PROPN" for t in words) and not any(t.ent_type_ == "NORP" for t in words):
+            a, b = words[0].i, words[-1].i + 1
+            if not any(x < b and a < y for x, y in spans):
+                spans.append((a, b))
+    subjects = [doc[a:b].text for a, b in sorted(spans)]
     subject_words = {w.lower() for s in subjects for w in re.findall(r"\w+", s)}
-    props = [lemma for lemma, w in shape.content.items() if w < 2 and lemma not in subject_words and lemma not in ("both", "same")]
-    if not subjects or not props:
+    norp = {w.lower() for n in nationalities for w in re.findall(r"\w+", n)}
+    props = [lemma for lemma, w in shape.content.items()
+             if (w < 2 or lemma in norp or lemma in shape.acronyms) and lemma not in subject_words and lemma not in ("both", "same")]  # fmt: skip
+    if not subjects:
         return None
     sents = sentences(evidence)
+    same = re.search(r"\bsame\s+(\w+)", question, re.IGNORECASE)
+    if same is not None and len(subjects) >= 2:
+        return _same(sents, subjects, same.group(1).lower())
+    if not props:
+        return None
     cited: list[Citation] = []
     operands: list[Operand] = []
     for subject in subjects:
-        hit = next((s for s in sents if _names(s, subject) and all(p in s.lemmas for p in props)), None)
+        hit = next((s for s in sents if _names(s, subject) and all(holds(s.lemmas, p) for p in props)), None)
         if hit is None:
-            return None
+            return _other_nationality(sents, subjects, nationalities)
         cited.append(citation(hit))
         operands.append(Operand(label=subject, value=Decimal(1), raw=" ".join(props), citation=citation(hit)))
     comp = Computation(operation="deduce (entailment)", expression=f"all({', '.join(subjects)}: {' '.join(props)})",
                        operands=operands, result="yes")  # fmt: skip
     return Decided(answer="yes", citations=cited, computation=comp)
+
+
+#: the entity labels that state a value of each kind of noun "the same <noun>" asks about
+_SAME_LABELS = {"nationality": {"NORP"}, "country": {"GPE"}, "state": {"GPE"}, "city": {"GPE"}, "place": {"GPE", "LOC"},
+                "county": {"GPE"}, "region": {"GPE", "LOC"}, "year": {"DATE"}, "genre": set(), "language": {"LANGUAGE", "NORP"}}  # fmt: skip
+#: sentences naming a subject that are read for its values (the best-ranked ones)
+SAME_SENTENCES = 3
+
+
+#: nouns of a place above which a sentence may name a wider one ("Watertown, Jefferson County, New York,
+#: United States": the last place of such a list is the country, not the state)
+_BELOW_COUNTRY = frozenset("state city county region province district town".split())
+
+
+def _values(sents: Sequence[Sentence], subject: str, labels: set[str], below_country: bool = False) -> list[tuple[str, Sentence]]:
+    """The values of the given labels that the first sentences naming ``subject`` state (not the subject's own
+    words), normalised, each with its sentence; ``below_country``: the last place of a comma-separated list
+    of places is left out (it names the country)."""
+    out: list[tuple[str, Sentence]] = []
+    own = {w.lower() for w in re.findall(r"\w+", subject)}
+    for sent in [s for s in sents if _names(s, subject)][:SAME_SENTENCES]:
+        spans = sorted((a, b, label) for a, b, label in sent.spans if label in labels)
+        if below_country:
+            text = sent.evidence.text
+            last = {spans[i] for i in range(1, len(spans)) if text[spans[i - 1][1] : spans[i][0]].strip() == ","
+                    and (i + 1 == len(spans) or text[spans[i][1] : spans[i + 1][0]].strip() != ",")}  # fmt: skip
+            spans = [sp for sp in spans if sp not in last]
+        for a, b, label in spans:
+            value = sent.evidence.text[a:b]
+            words = [w.lower() for w in re.findall(r"\w+", value)]
+            if label == "DATE":
+                words = _YEAR.findall(value)
+            if words and not set(words) <= own:
+                out.append((" ".join(words), sent))
+    return out
+
+
+def _same(sents: Sequence[Sentence], subjects: Sequence[str], noun: str) -> Decided | None:
+    """"Are A and B in the same state?": the values of the noun's type stated for each subject share one (yes)
+    or none (no); None when a subject has none."""
+    labels = _SAME_LABELS.get(noun)
+    if not labels:
+        return None
+    values = [_values(sents, subject, labels, noun in _BELOW_COUNTRY) for subject in subjects[:2]]
+    if not all(values):
+        return None
+    common = {v for v, _ in values[0]} & {v for v, _ in values[1]}
+    if common:
+        value = sorted(common)[0]
+        hits = [next(s for v, s in vs if v == value) for vs in values]
+        answer, expression = "yes", f"{subjects[0]}: {value} = {subjects[1]}: {value}"
+    else:
+        hits = [vs[0][1] for vs in values]
+        answer = "no"
+        expression = " vs ".join(f"{subj}: {', '.join(dict.fromkeys(v for v, _ in vs))}" for subj, vs in zip(subjects, values, strict=False))
+    cites = [citation(h) for h in hits]
+    comp = Computation(operation=f"deduce (same {noun})", expression=expression, result=answer,
+                       operands=[Operand(label=subj, value=Decimal(1), raw=", ".join(dict.fromkeys(v for v, _ in vs)),
+                                         citation=c) for subj, vs, c in zip(subjects, values, cites, strict=False)])  # fmt: skip
+    return Decided(answer=answer, citations=_distinct(cites), computation=comp)
+
+
+def _other_nationality(sents: Sequence[Sentence], subjects: Sequence[str], nationalities: Sequence[str]) -> Decided | None:
+    """"Are A and B both British ...?": no when the sentences naming a subject state another nationality and
+    not the one asked (None when the question names none, or no subject's sentences state one)."""
+    if len(nationalities) != 1:
+        return None
+    asked = nationalities[0].lower()
+    for subject in subjects:
+        stated = _values(sents, subject, {"NORP"})
+        if stated and all(v != asked for v, _ in stated):
+            value, sent = stated[0]
+            cite = citation(sent)
+            comp = Computation(operation="deduce (entailment)", expression=f"{subject}: {value}, not {asked}",
+                               operands=[Operand(label=subject, value=Decimal(0), raw=value, citation=cite)],
+                               result="no")  # fmt: skip
+            return Decided(answer="no", citations=[cite], computation=comp)
+    return None
+
+
+def _distinct(cites: Sequence[Citation]) -> list[Citation]:
+    out: list[Citation] = []
+    for c in cites:
+        if all((c.chunk_id, c.quote) != (o.chunk_id, o.quote) for o in out):
+            out.append(c)
+    return out
 
 
 Operation = Literal["sum", "difference", "ratio", "percent_change", "min", "max", "count"]

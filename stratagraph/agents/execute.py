@@ -506,9 +506,7 @@ def _deduce(step: Step, lf: LogicalForm, bindings: Mapping[str, Binding], pool: 
                 return Binding(var=lf.var, kind="computed", found=True, strong=True, text=chosen, computation=comp,
                                citations=[q.citation for q in qs], source="code", note=comp.expression), []  # fmt: skip
         shape = _choice_shape(step.question, lf)
-        decided = choose(step.question, evidence, shape)
-        if decided is None and _wants_max(step.question) is None and not _ORDER_WORDS & set(re.findall(r"[a-z]+", step.question.lower())):
-            decided = _property_choice(evidence, shape)  # "which is American, A or B?": no order to decide by
+        decided = choose(step.question, evidence, shape)  # without an order word: by the property the question names
     else:
         decided = yes_no(step.question, evidence)
     if decided is None:
@@ -516,39 +514,6 @@ def _deduce(step: Step, lf: LogicalForm, bindings: Mapping[str, Binding], pool: 
                        note=f"the evidence does not settle {lf.operation}"), []  # fmt: skip
     return Binding(var=lf.var, kind="computed", found=True, strong=True, text=decided.answer, citations=decided.citations,
                    computation=decided.computation, source="code", note=decided.computation.expression), []  # fmt: skip
-
-
-def _property_choice(evidence: Sequence[Evidence], shape: Any) -> Any:
-    """"Which singer is American, A or B?": the one option a sentence of the evidence names together with every
-    property word of the question (its content words other than the options' and the noun asked about); None
-    when both or neither have one."""
-    from stratagraph.agents.compute import Decided
-    from stratagraph.agents.extract import citation, sentences
-
-    if len(shape.options) != 2:
-        return None
-    option_words = {w.lower() for o in shape.options for w in re.findall(r"\w+", o)}
-    props = [w for w in shape.content if w not in option_words and w != shape.focus]
-    if not props:
-        return None
-    sents = sentences(evidence)
-    hits = []
-    for option in shape.options:
-        words = [w for w in re.findall(r"\w+", option.lower()) if len(w) > 2] or re.findall(r"\w+", option.lower())
-        hit = next((s for s in sents if words and all(re.search(rf"\b{re.escape(w)}\b", s.text.lower()) for w in words)
-                    and all(p in s.lemmas for p in props)), None)  # fmt: skip
-        hits.append(hit)
-    if sum(h is not None for h in hits) != 1:
-        return None
-    k = 0 if hits[0] is not None else 1
-    sent, option = hits[k], shape.options[k]
-    m = re.search(re.escape(option), sent.text, re.IGNORECASE)
-    span = m.group(0) if m else option
-    cite = citation(sent)
-    comp = Computation(operation="deduce (entailment)", expression=f"{option}: {' '.join(props)}",
-                       operands=[Operand(label=option, value=Decimal(1), raw=" ".join(props), citation=cite)],
-                       result=span)  # fmt: skip
-    return Decided(answer=span, citations=[cite], computation=comp)
 
 
 def _choice_shape(question: str, lf: LogicalForm) -> Any:

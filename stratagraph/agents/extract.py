@@ -2,24 +2,36 @@
 sentence as the quote; or "not found" when no sentence of the evidence answers.
 
 What the papers' algorithmic modes leave to "extract the answer" (BiG-RAG §4.3 without its §4.3.4 generation,
-KAG's ``Output`` without a generator) is fixed here as a documented rule:
+KAG's ``Output`` without a generator, BAG-RAG's and CG-RAG's answer step without a generator) is fixed here as
+one documented rule that every workflow shares:
 
 1. :func:`question_shape`: the expected answer type from the question's form: ``who`` a person (or an
    organisation when it asks "which company"), ``where`` a place, ``when`` / "what year" a date, "how many"
    / "how much" / "what percentage" a number, "which <noun>" / "what <noun>" by the noun (a city is a
-   place, a company an organisation, a year a date...), a question opening with an auxiliary is yes/no,
-   "..., A or B?" a choice between A and B; anything else a thing (a named entity or noun phrase).
-2. :func:`sentences`: the evidence chunks split into sentences (spaCy), each with its named entities and
-   noun phrases, and its relevance: the share of the question's content words (lemmas, not question words
-   or stop words; proper nouns count double) that it holds.
-3. :func:`extract_answer`: every candidate span of the expected type in a relevant sentence scores the
-   sentence's relevance, discounted by the chunk's rank (``1 / (1 + 0.1 * rank)``); spans the question itself
-   contains are not answers. The best one is the answer, cited with its sentence. A sentence holding under
-   :data:`MIN_RELEVANCE` of the question's content words does not answer it: when no sentence reaches it the
-   answer is "not found".
-   A number of the measure the question names (a percentage, an amount of money, a count) wins over
-   another kind of number.
-4. Choices ("which came first, A or B?") and yes/no questions are decided in code, not picked
+   place, a company an organisation, a year a date...), a question (or its last sentence) opening with an
+   auxiliary is yes/no, "..., A or B?" a choice between A and B; anything else a thing (a named entity or
+   noun phrase).
+2. :func:`sentences`: the evidence chunks split into sentences (spaCy), each with its named entities, noun
+   phrases and dependency parse, and its relevance: the share of the question's content words (lemmas, not
+   question words or stop words; proper nouns count double; an acronym the question writes in capitals is
+   held by a sentence that spells it out) that it holds.
+3. :func:`candidates`: the spans of a sentence that can answer: entities of the expected type (an
+   unlabelled run of proper nouns counts as a name when the tagger labelled no entity there and it reads as
+   a name; a thing is any named entity or noun phrase, a nationality only when one is asked for); a date
+   states a year, a month, a decade or a century (not "today", not a duration like "five-year"); a number
+   is no citation marker ("[1]"); never a span the question contains, nor one made mostly of the
+   question's own words (the question's subject restated).
+4. :func:`pick`: the candidate of the best sentence: a sentence's score (its relevance, discounted by its
+   chunk's rank, ``1 / (1 + 0.1 * rank)``, in :func:`extract_answer`; the workflow's own score in ``bag``
+   and ``lesegr``) plus a small bonus for a labelled entity over an unlabelled name over a bare noun phrase
+   and for a number of the measure the question names (a percentage, an amount of money, a count); in a
+   table row the cell of the column the question names. Within one sentence: a named entity ending with
+   the noun asked for ("what county": "DuPage County"), then the entity label the noun asks for (a film,
+   a language...), then the span nearest the question's words in the sentence's dependency parse, then the
+   first. Numbers keep their currency sign, scale word and unit ("$1.72 million", "2.6 °C"). A sentence
+   holding under :data:`MIN_RELEVANCE` of the question's content words (or holding them only through its
+   section path) does not answer it: when no sentence reaches it the answer is "not found".
+5. Choices ("which came first, A or B?") and yes/no questions are decided in code, not picked
    (:func:`choose` and :func:`yes_no` in :mod:`stratagraph.agents.compute`).
 """
 
@@ -34,17 +46,22 @@ from typing import Any
 
 from stratagraph.answers import Citation
 from stratagraph.retrieval.base import Evidence
+from stratagraph.retrieval.porter import stem
 from stratagraph.text.nlp import NUMERIC_LABELS, load_nlp
 
 __all__ = [
-    "AnswerType",
-    "Extraction",
     "MIN_RELEVANCE",
+    "AnswerType",
+    "Candidate",
+    "Extraction",
     "QuestionShape",
     "Sentence",
+    "candidates",
     "citation",
     "extract_answer",
+    "pick",
     "question_shape",
+    "relevance",
     "sentences",
 ]
 
@@ -52,6 +69,11 @@ __all__ = [
 MIN_RELEVANCE = 0.34
 #: how much a chunk's rank discounts its sentences: 1 / (1 + RANK_DISCOUNT * rank) (ours)
 RANK_DISCOUNT = 0.1
+#: what a labelled entity / an unlabelled name adds to its sentence's score over a bare noun phrase (ours)
+LABEL_BONUS = 0.05
+NAME_BONUS = 0.03
+#: a number of the measure the question asks for over another kind of number (ours)
+MEASURE_BONUS, MEASURE_PENALTY = 0.1, 0.2
 
 
 class AnswerType(StrEnum):
@@ -75,25 +97,32 @@ LABELS: dict[AnswerType, frozenset[str]] = {
     AnswerType.THING: frozenset({"PERSON", "GPE", "LOC", "FAC", "ORG", "NORP", "WORK_OF_ART", "EVENT", "PRODUCT",
                                  "LAW", "LANGUAGE"}),  # fmt: skip
 }
+#: the types whose answer is a name (an unlabelled run of proper nouns may be one)
+_NAMED_TYPES = frozenset({AnswerType.PERSON, AnswerType.PLACE, AnswerType.ORG, AnswerType.THING})
 
 #: the noun after "which" / "what" -> the type it asks for
 _NOUN_TYPES: dict[str, AnswerType] = {
-    **dict.fromkeys("""city country state town village place county region province capital river lake mountain
-        island nation continent district neighborhood neighbourhood street location birthplace area""".split(), AnswerType.PLACE),
-    **dict.fromkeys("""company organization organisation team band agency university institute school college
-        club corporation firm party network studio label newspaper magazine publisher group airline""".split(), AnswerType.ORG),
-    **dict.fromkeys("""person man woman director author actor actress singer founder player president writer
-        composer producer king queen leader ceo chair chairman chairwoman musician artist politician
-        designer engineer scientist father mother son daughter wife husband""".split(), AnswerType.PERSON),
-    **dict.fromkeys("year date day month decade century era".split(), AnswerType.DATE),
-    **dict.fromkeys("""number amount percentage percent share population revenue cost price total sum budget
-        income figure rate count spending spend expenditure expense allocation appropriation funding sale
-        profit margin growth headcount salary wage capacity area length height weight size distance score
-        balance reserve debt value worth attendance enrollment""".split(), AnswerType.NUMBER),
+    **dict.fromkeys(["city", "country", "state", "town", "village", "place", "county", "region", "province", "capital", "river", "lake", "mountain", "island", "nation", "continent", "district", "neighborhood", "neighbourhood", "street", "location", "birthplace", "area", "suburb", "borough", "municipality", "parish", "peninsula", "valley", "sea", "ocean", "bay", "coast"], AnswerType.PLACE),
+    **dict.fromkeys(["company", "organization", "organisation", "team", "band", "agency", "university", "institute", "school", "college", "club", "corporation", "firm", "party", "network", "studio", "label", "newspaper", "magazine", "publisher", "group", "airline", "station", "channel", "broadcaster", "brand", "manufacturer", "retailer", "chain", "franchise", "league", "conference", "denomination", "church", "army"], AnswerType.ORG),
+    **dict.fromkeys(["person", "man", "woman", "director", "author", "actor", "actress", "singer", "founder", "player", "president", "writer", "composer", "producer", "king", "queen", "leader", "ceo", "chair", "chairman", "chairwoman", "musician", "artist", "politician", "designer", "engineer", "scientist", "father", "mother", "son", "daughter", "wife", "husband", "spouse", "brother", "sister", "child", "parent", "grandfather", "grandmother", "uncle", "aunt", "nephew", "niece", "cousin", "godfather", "successor", "predecessor", "coach", "manager", "captain", "host", "poet", "novelist", "painter", "architect", "sculptor", "comedian", "rapper", "drummer", "guitarist", "vocalist", "frontman", "songwriter", "lyricist", "screenwriter", "playwright", "journalist", "editor", "photographer", "philosopher", "mathematician", "physicist", "chemist", "biologist", "economist", "historian", "inventor", "explorer", "entrepreneur", "businessman", "businesswoman", "athlete", "footballer", "wrestler", "boxer", "senator", "governor", "mayor", "minister", "premier", "emperor", "prince", "princess", "duke", "judge", "lawyer", "monarch", "ruler", "pope", "bishop"],
+        AnswerType.PERSON),
+    **dict.fromkeys(["year", "date", "day", "month", "decade", "century", "era"], AnswerType.DATE),
+    **dict.fromkeys(["number", "amount", "percentage", "percent", "share", "population", "revenue", "cost", "price", "total", "sum", "budget", "income", "figure", "rate", "count", "spending", "spend", "expenditure", "expense", "allocation", "appropriation", "funding", "sale", "profit", "margin", "growth", "headcount", "salary", "wage", "capacity", "area", "length", "height", "weight", "size", "distance", "score", "balance", "reserve", "debt", "value", "worth", "attendance", "enrollment"], AnswerType.NUMBER),
 }  # fmt: skip
-_AUXILIARIES = frozenset("is are was were do does did has have had can could will would should may might".split())
-_QUESTION_WORDS = frozenset("what which who whom whose when where why how".split())
-_HOW_NUMBER = frozenset("many much long old far tall big large high deep wide".split())
+#: a thing the noun asks for that an entity label names best ("what language": a LANGUAGE entity)
+_NOUN_LABELS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(["language", "tongue", "dialect"], frozenset({"LANGUAGE", "NORP"})),
+    **dict.fromkeys(["nationality", "ethnicity", "citizenship", "descent", "religion"], frozenset({"NORP"})),
+    **dict.fromkeys(["film", "movie", "album", "song", "single", "book", "novel", "series", "show", "sitcom", "programme", "program", "play", "opera", "musical", "game", "poem", "painting", "novella", "anthology", "documentary", "episode", "franchise"],
+        frozenset({"WORK_OF_ART"})),
+    **dict.fromkeys(["war", "battle", "event", "tournament", "championship", "competition", "festival", "election"],
+                    frozenset({"EVENT"})),
+    **dict.fromkeys(["law", "act", "treaty", "constitution"], frozenset({"LAW"})),
+    **dict.fromkeys(["product", "car", "aircraft", "plane", "ship", "vehicle", "device"], frozenset({"PRODUCT"})),
+}  # fmt: skip
+_AUXILIARIES = frozenset(["is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "can", "could", "will", "would", "should", "may", "might"])
+_QUESTION_WORDS = frozenset(["what", "which", "who", "whom", "whose", "when", "where", "why", "how"])
+_HOW_NUMBER = frozenset(["many", "much", "long", "old", "far", "tall", "big", "large", "high", "deep", "wide"])
 
 
 @dataclass
@@ -105,17 +134,41 @@ class QuestionShape:
     options: list[str] = field(default_factory=list)  # a choice's alternatives, as written
     focus: str = ""  # the noun after which/what, or the how-word
     measure: str = ""  # for a number: "percent", "money" or "count" when the question says which
+    acronyms: frozenset[str] = frozenset()  # content words the question writes in capitals ("cfo")
+
+
+_CAP_WORD = r"[A-Z0-9][\w&'.-]*"
+_LINK = r"(?:of|the|and|de|la|le|du|von|van|der|del|&)"
+#: a run of capitalised words at the end of a text ("... formed first The Exies")
+_TRAILING_NAME = re.compile(rf"(?:{_CAP_WORD}\s+(?:{_LINK}\s+)*)*{_CAP_WORD}\s*$")
+
+
+def _last_sentence(question: str) -> str:
+    """The question's last sentence ("X has an OBE. Does Y also have one?" -> "Does Y also have one?")."""
+    parts = re.split(r"(?<=[.?!])\s+(?=[A-Z])", question.strip())
+    return parts[-1] if parts else question
 
 
 def _choice_options(question: str) -> list[str]:
-    """"..., A or B?" -> [A, B] (the alternatives after the last comma or colon, when there are two)."""
-    body = question.strip().rstrip("?").strip()
-    tail = re.split(r"[,:;]", body)[-1]
+    """"..., A or B?" -> [A, B]: the alternatives after the last comma or colon when there are two; without a
+    comma ("Which band was formed first The Exies or Circus Diablo?") the first is the run of capitalised
+    words before "or"."""
+    body = _last_sentence(question).strip().rstrip("?").strip()
+    pieces = re.split(r"[,:;]", body)
+    tail = pieces[-1]
     parts = re.split(r"\s+or\s+", tail)
     if len(parts) != 2:
         return []
     first = re.sub(r"^\s*(?:either|between|whether)\s+", "", parts[0], flags=re.IGNORECASE).strip()
+    if len(pieces) == 1 or first.split()[:1] and first.split()[0].lower() in _QUESTION_WORDS | _AUXILIARIES:
+        # no comma before the options: the first is the name the "or" follows, when both read as names
+        m = _TRAILING_NAME.search(first)
+        second = parts[1].strip(" \"'")
+        if m is None or not second[:1].isupper() or m.start() == 0:
+            return []
+        first = m.group(0)
     options = [first.strip(" \"'"), parts[1].strip(" \"'")]
+    options = [re.sub(r"^(?:the|a|an)\s+", "", o, flags=re.IGNORECASE) for o in options]
     return options if all(o and len(o.split()) <= 12 for o in options) else []
 
 
@@ -123,8 +176,8 @@ _PERCENT_WORDS = re.compile(r"\b(percent|percentage|share|proportion|%|margin|ra
 _MONEY_WORDS = re.compile(r"\b(how much|budget|cost|spend|spending|spent|revenue|price|pay|paid|fund|funding|income|"
                           r"expense|salary|sales|profit|dollars?|euros?)\b", re.IGNORECASE)  # fmt: skip
 _COUNT_WORDS = re.compile(r"\bhow many\b", re.IGNORECASE)
-#: the spaCy labels a number of each measure comes as (a table cell is CARDINAL whatever it counts)
-MEASURE_LABELS = {"percent": {"PERCENT"}, "money": {"MONEY", "CARDINAL"}, "count": {"CARDINAL", "QUANTITY"}}
+#: the spaCy labels a number of each measure comes as, best first (a table cell is CARDINAL whatever it counts)
+MEASURE_LABELS = {"percent": ("PERCENT",), "money": ("MONEY", "CARDINAL"), "count": ("CARDINAL", "QUANTITY")}
 
 
 def _measure(question: str) -> str:
@@ -149,57 +202,78 @@ def question_shape(question: str) -> QuestionShape:
 def _shape(question: str) -> QuestionShape:
     doc = load_nlp()(question)
     content: dict[str, float] = {}
+    acronyms = set()
     for tok in doc:
         lemma = tok.lemma_.lower()
         if tok.is_stop or tok.is_punct or lemma in _QUESTION_WORDS or not any(ch.isalnum() for ch in lemma):
             continue
         content[lemma] = max(content.get(lemma, 0.0), 2.0 if tok.pos_ == "PROPN" else 1.0)
-    words = [t.lower_ for t in doc if not t.is_punct]
+        if 2 <= len(tok.text) <= 5 and tok.text.isalpha() and tok.text.isupper():
+            acronyms.add(lemma)
+    last = _last_sentence(question)
+    words = [t.lower_ for t in doc if not t.is_punct and t.idx >= len(question) - len(last.lstrip()) - 1]
     first = words[0] if words else ""
-    options = _choice_options(question) if " or " in question.lower() else []
+    options = _choice_options(question) if " or " in last.lower() else []
+    acr = frozenset(acronyms)
     if options and (first in ("which", "who", "what") or first in _AUXILIARIES):
-        return QuestionShape(AnswerType.CHOICE, content, options)
+        return QuestionShape(AnswerType.CHOICE, content, options, acronyms=acr)
     if first in _AUXILIARIES:
-        return QuestionShape(AnswerType.YES_NO, content)
-    for i, w in enumerate(words):
+        return QuestionShape(AnswerType.YES_NO, content, acronyms=acr)
+    all_words = [t.lower_ for t in doc if not t.is_punct]
+    for i, w in enumerate(all_words):
         if w not in _QUESTION_WORDS:
             continue
-        nxt = words[i + 1] if i + 1 < len(words) else ""
-        if w in ("who", "whom"):
-            return QuestionShape(AnswerType.PERSON, content, focus=w)
-        if w == "whose":
-            return QuestionShape(AnswerType.PERSON, content, focus=w)
+        nxt = all_words[i + 1] if i + 1 < len(all_words) else ""
+        if w in ("who", "whom", "whose"):
+            return QuestionShape(AnswerType.PERSON, content, focus=w, acronyms=acr)
         if w == "where":
-            return QuestionShape(AnswerType.PLACE, content, focus=w)
+            return QuestionShape(AnswerType.PLACE, content, focus=w, acronyms=acr)
         if w == "when":
-            return QuestionShape(AnswerType.DATE, content, focus=w)
+            return QuestionShape(AnswerType.DATE, content, focus=w, acronyms=acr)
         if w == "how" and nxt in _HOW_NUMBER:
-            return QuestionShape(AnswerType.NUMBER, content, focus=nxt)
+            return QuestionShape(AnswerType.NUMBER, content, focus=nxt, acronyms=acr)
         if w in ("which", "what"):
-            noun = _head_noun(doc, i)
+            noun = _head_noun(doc, _token_at(doc, i))
             kind = _NOUN_TYPES.get(noun, AnswerType.THING)
-            return QuestionShape(kind, content, focus=noun)
-    return QuestionShape(AnswerType.THING, content)
+            return QuestionShape(kind, content, focus=noun, acronyms=acr)
+    return QuestionShape(AnswerType.THING, content, acronyms=acr)
+
+
+def _token_at(doc: Any, i: int) -> int:
+    """The doc index of the ``i``-th token that is not punctuation."""
+    return [t.i for t in doc if not t.is_punct][i]
 
 
 def _head_noun(doc: Any, i: int) -> str:
-    """The noun a which/what at token ``i`` asks about ("which American city" -> "city"), else ""."""
-    words = [t for t in doc if not t.is_punct]
-    for tok in words[i + 1 : i + 5]:
-        if tok.pos_ in ("NOUN", "PROPN"):
-            return tok.lemma_.lower()
-        if tok.pos_ in ("AUX", "VERB"):
+    """The noun a which/what at token ``i`` asks about: the last noun of the noun run it opens ("which American
+    city", "which NFL team"; "which type of plane" -> "plane"), else the first noun after the verb ("what is
+    the name of the city" -> "city"), else ""."""
+    run = []
+    for tok in doc[i + 1 :]:
+        if tok.pos_ not in ("NOUN", "PROPN", "ADJ", "NUM") and not (tok.pos_ == "PUNCT" and tok.text in "-'"):
             break
+        run.append(tok)
+    nouns = [t for t in run if t.pos_ == "NOUN"] or [t for t in run if t.pos_ == "PROPN"]
+    if nouns:
+        head = nouns[-1]
+        lemma = head.lemma_.lower()
+        nxt = doc[head.i + 1 : head.i + 3]
+        if lemma in ("type", "kind", "sort", "name") and len(nxt) == 2 and nxt[0].lower_ == "of":
+            return nxt[1].lemma_.lower()
+        return lemma
     # "what is the name of the city ..." / "what is the population of ...": the first noun after the verb
-    for tok in words[i + 1 : i + 8]:
+    for tok in [t for t in doc[i + 1 : i + 9] if not t.is_punct]:
         if tok.pos_ == "NOUN":
             lemma = tok.lemma_.lower()
-            if lemma != "name":
+            if lemma not in ("name", "type", "kind"):
                 return lemma
     return ""
 
 
 # ------------------------------------------------------------------------------------------ sentences
+Tok = tuple[int, int, str, int, str]  # (start, end) in the chunk text, lemma (lower case), head (index in the sentence), dependency label
+
+
 @dataclass
 class Sentence:
     """One sentence (or table row) of an evidence chunk, with its candidate spans."""
@@ -211,20 +285,34 @@ class Sentence:
     spans: list[tuple[int, int, str]]  # (start, end, label) in the chunk text; noun phrases as "NP"
     columns: dict[int, str] = field(default_factory=dict)  # a table cell's start -> its column header
     own: frozenset[str] = frozenset()  # its own words only (without the section path's)
+    tokens: tuple[Tok, ...] = ()  # its dependency parse (prose only)
 
     @property
     def text(self) -> str:
         return self.evidence.text[self.start : self.end]
 
 
-_ROW = re.compile(r"^[^;|]+(?:; [^;:]+: [^;]*)+$")  # a table row as ingestion stores it: "Label; Header: value; ..."
+_SEGMENT = re.compile(r"; ([^;:]+): ")
+_ROW_SHAPE = re.compile(r"^[^;|]+(?:; [^;:]+: [^;]*)+$")  # a table row as ingestion stores it: "Label; Header: value; ..."
 _HEADER = re.compile(r"^[^|;]+(?: \| [^|;]+)+$")  # the header line before the rows: "Line item | FY2024 | ..."
 _CELL_NUMBER = re.compile(r"^[-(]?\$?\s?\d[\d,]*(?:\.\d+)?\)?%?$")
-Parsed = tuple[int, int, frozenset[str], tuple[tuple[int, int, str], ...], tuple[tuple[int, str], ...]]
+Parsed = tuple[int, int, frozenset[str], tuple[tuple[int, int, str], ...], tuple[tuple[int, str], ...], tuple[Tok, ...]]
 
 
 def _lemmas(doc: Any) -> frozenset[str]:
     return frozenset(t.lemma_.lower() for t in doc if not t.is_punct and not t.is_space)
+
+
+def _is_row(line: str, header: set[str] | None) -> bool:
+    """Whether a line is a stored table row: "Label; Header: value; ...", its headers the columns of the
+    chunk's header line; without a header line, at least two short "Header: value" cells (a prose line
+    "a; b: c" is not a row)."""
+    if not _ROW_SHAPE.match(line):
+        return False
+    heads = [h.strip() for h in _SEGMENT.findall(line)]
+    if header is not None:
+        return bool(heads) and all(h in header for h in heads)
+    return len(heads) >= 2 and all(len(h.split()) <= 5 for h in heads)
 
 
 def _table_row(offset: int, line: str, nlp: Any) -> Parsed:
@@ -245,7 +333,8 @@ def _table_row(offset: int, line: str, nlp: Any) -> Parsed:
             spans.append((start, start + len(value), "CARDINAL" if _CELL_NUMBER.match(value) else "NP"))
             columns.append((start, header.strip()))
         pos += len(part) + 2
-    return offset, offset + len(line.rstrip()), _lemmas(nlp(line.replace(";", " "))), tuple(spans), tuple(columns)
+    lemmas = _lemmas(nlp(line.replace(";", " ")))
+    return offset, offset + len(line.rstrip()), lemmas, tuple(spans), tuple(columns), ()
 
 
 def _np_label(chunk: Any) -> str:
@@ -264,8 +353,11 @@ def _parse(text: str) -> tuple[Parsed, ...]:
     for line in text.split("\n"):
         lines.append((pos, line))
         pos += len(line) + 1
-    out: list[Parsed] = [_table_row(a, line, nlp) for a, line in lines if _ROW.match(line)]
-    prose = [(a, line) for a, line in lines if line.strip() and not _ROW.match(line) and not _HEADER.match(line)]
+    headers = [ln for _, ln in lines if _HEADER.match(ln)]
+    header = {h.strip() for ln in headers for h in ln.split(" | ")} if headers else None
+    rows = {a for a, line in lines if _is_row(line, header)}
+    out: list[Parsed] = [_table_row(a, line, nlp) for a, line in lines if a in rows]
+    prose = [(a, line) for a, line in lines if line.strip() and a not in rows and not _HEADER.match(line)]
     for (offset, line), doc in zip(prose, nlp.pipe([line for _, line in prose]), strict=True):
         for sent in doc.sents:
             start, end = offset + sent.start_char, offset + sent.end_char
@@ -274,7 +366,9 @@ def _parse(text: str) -> tuple[Parsed, ...]:
             spans = [(offset + e.start_char, offset + e.end_char, e.label_) for e in sent.ents]
             spans += [(offset + nc.start_char, offset + nc.end_char, _np_label(nc)) for nc in sent.noun_chunks
                       if not any(t.pos_ == "PRON" for t in nc)]  # fmt: skip
-            out.append((start, end, _lemmas(sent), tuple(spans), ()))
+            toks = tuple((offset + t.idx, offset + t.idx + len(t), t.lemma_.lower(), t.head.i - sent.start, t.dep_)
+                         for t in sent)  # fmt: skip
+            out.append((start, end, _lemmas(sent), tuple(spans), (), toks))
     return tuple(sorted(out, key=lambda p: p[0]))
 
 
@@ -289,9 +383,9 @@ def sentences(evidence: Sequence[Evidence]) -> list[Sentence]:
     out = []
     for e in evidence:
         context = _path_lemmas(tuple(e.section_path))
-        for s, t, lem, sp, cols in _parse(e.text):
+        for s, t, lem, sp, cols, toks in _parse(e.text):
             out.append(Sentence(evidence=e, start=s, end=t, lemmas=lem | context, spans=list(sp), columns=dict(cols),
-                                own=lem))  # fmt: skip
+                                own=lem, tokens=toks))  # fmt: skip
     return out
 
 
@@ -301,7 +395,7 @@ _CAPITAL_RUN = re.compile(r"\b[A-Z][\w&'-]*(?:\s+(?:of|and|for|&)?\s*[A-Z][\w&'-
 @lru_cache(maxsize=8192)
 def _acronyms(text: str) -> frozenset[str]:
     """The acronyms a text spells out: the initials of its runs of capitalised words ("Chief Financial
-    Officer" -> "cfo", "Research and Development" -> "rd" and "r&d"), lower-cased."""
+    Officer" -> "cfo", "Research and Development" -> "rd"), lower-cased."""
     out = set()
     for run in _CAPITAL_RUN.findall(text):
         words = [w for w in re.split(r"\s+", run) if w and w[0].isupper()]
@@ -310,43 +404,282 @@ def _acronyms(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _term_positions(sentence: Sentence, shape: QuestionShape) -> list[int]:
-    """Where in the chunk text the sentence states the question's content words (a word's stem, or the
-    spelled-out form of an acronym), as character offsets."""
-    text, out = sentence.text, []
-    for lemma in shape.content:
-        if lemma.isalpha() and 2 <= len(lemma) <= 5:
-            for run in _CAPITAL_RUN.finditer(text):
-                words = [w for w in re.split(r"\s+", run.group(0)) if w and w[0].isupper()]
-                if len(words) >= 2 and "".join(w[0] for w in words).lower() == lemma:
-                    out.append(sentence.start + run.start())
-        if any(ch.isdigit() for ch in lemma):  # a number or a code ("FY2025") only as itself
-            out += [sentence.start + m.start() for m in re.finditer(rf"\b{re.escape(lemma)}\b", text, re.IGNORECASE)]
-        elif len(lemma) >= 3:
-            out += [sentence.start + m.start() for m in re.finditer(re.escape(lemma[:5]), text, re.IGNORECASE)]
-    return out
+#: nominalisations whose verb the lemmatiser gives another stem ("city of birth" / "was born": bear)
+_IRREGULAR = {"birth": "bear", "death": "die", "marriage": "marry", "sale": "sell", "loss": "lose", "growth": "grow"}
 
 
-def _holds(sentence: Sentence, lemma: str) -> bool:
-    if lemma in sentence.lemmas:
+@lru_cache(maxsize=16384)
+def forms(lemma: str) -> frozenset[str]:
+    """The stems a content word is matched by: its Porter stem, the verb of an agent noun ("director" ->
+    "direct", "founder" -> "found") and of an irregular nominalisation ("birth" -> "bear")."""
+    out = {stem(lemma)}
+    if len(lemma) > 5 and lemma.endswith(("er", "or")):
+        out.add(stem(lemma[:-2]))
+    if lemma in _IRREGULAR:
+        out.add(_IRREGULAR[lemma])
+    return frozenset(out)
+
+
+@lru_cache(maxsize=16384)
+def _stems(lemmas: frozenset[str]) -> frozenset[str]:
+    return frozenset(stem(w) for w in lemmas)
+
+
+def holds(lemmas: frozenset[str], lemma: str) -> bool:
+    """Whether a sentence's words (lemmas) hold a content word of the question: the lemma itself or one of its
+    :func:`forms` ("directed" holds "director")."""
+    return lemma in lemmas or bool(forms(lemma) & _stems(lemmas))
+
+
+def _holds(sentence: Sentence, lemma: str, acronym: bool) -> bool:
+    if holds(sentence.lemmas, lemma):
         return True
-    # a question's acronym ("CFO") is held by a sentence that spells it out ("Chief Financial Officer")
-    return lemma.isalpha() and 2 <= len(lemma) <= 5 and lemma in _acronyms(sentence.text)
+    # an acronym the question writes in capitals ("CFO") is held by a sentence that spells it out
+    return acronym and lemma in _acronyms(sentence.text)
 
 
 def relevance(sentence: Sentence, shape: QuestionShape) -> float:
-    """The weighted share of the question's content words the sentence holds (rule 2; an acronym of the
-    question counts as held by a sentence that spells it out)."""
+    """The weighted share of the question's content words the sentence holds (rule 2)."""
     total = sum(shape.content.values())
     if total <= 0:
         return 0.0
-    return sum(w for lemma, w in shape.content.items() if _holds(sentence, lemma)) / total
+    return sum(w for lemma, w in shape.content.items() if _holds(sentence, lemma, lemma in shape.acronyms)) / total
 
 
 def citation(sentence: Sentence) -> Citation:
     """The sentence as a verbatim quote of its chunk."""
     e = sentence.evidence
     return Citation(doc_id=e.doc_id, source=e.source, section=e.section, chunk_id=e.chunk_id, quote=sentence.text)
+
+
+# ------------------------------------------------------------------------------------------ candidates
+@dataclass(frozen=True)
+class Candidate:
+    """A span of a sentence that can answer the question."""
+
+    start: int
+    end: int
+    label: str  # a spaCy entity label, "PROPN" (an unlabelled name) or "NP"
+
+
+_NAME = re.compile(r"[A-Z][^\W\d_]*(?:[-'.][A-Za-z]+)*\.?(?:\s+(?:(?:of|de|da|di|du|del|dos|van|von|der|la|le|bin|ibn|and|the)\s+)*[A-Z][^\W\d_]*(?:[-'.][A-Za-z]+)*\.?)*")
+_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
+_DATE_ANCHOR = re.compile(
+    r"\d|\b(?:" + "|".join(_MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|century|centuries|"
+    r"decade|millennium|bc|ad|bce|ce|spring|summer|autumn|fall|winter)\b",
+    re.IGNORECASE,
+)
+_DURATION = re.compile(
+    r"^(?:about|around|over|nearly|almost|some|more than|less than|at least|only)?\s*(?:\d[\d,.]*|a|an|one|two|three|"
+    r"four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|several|many|few|a few|"
+    r"a couple of)[\s-]+(?:years?|months?|weeks?|days?|decades?|centuries|hours?|minutes?)(?:[\s-](?:old|long))?$",
+    re.IGNORECASE,
+)
+_STOP_WORDS = frozenset(["a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "by", "with", "from", "as", "is", "was", "be"])
+#: nouns a nationality (NORP) answers
+_NATIONALITY = frozenset(["nationality", "ethnicity", "citizenship", "descent", "religion", "origin", "language"])
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in re.findall(r"\w+", text.lower()) if w not in _STOP_WORDS]
+
+
+def _restates(span: str, shape: QuestionShape, question: str) -> bool:
+    """A span made only (one word) or mostly (more than half of two or more) of the question's own words:
+    the question's subject restated ("City Council" for "the city whose council ...", "Kerry-Anne
+    Saxby-Junna" for "Kerry Saxby-Junna"), not its answer."""
+    words = _words(span)
+    if not words:
+        return True
+    asked = (set(shape.content) | set(_words(question))) - {shape.focus}  # "the airport in Wilmington": "Wilmington Airport"
+    held = sum(1 for w in words if w in asked)
+    return held == len(words) or (len(words) >= 2 and held / len(words) > 0.5)
+
+
+def _is_date(text: str) -> bool:
+    """A date that can answer "when": it states a year, month, decade or century; "today" and durations
+    ("five-year", "two years") do not."""
+    return bool(_DATE_ANCHOR.search(text)) and not _DURATION.match(text.strip())
+
+
+def candidates(sent: Sentence, shape: QuestionShape, questions: Sequence[str], exclude: Sequence[str] = ()) -> list[Candidate]:
+    """The spans of ``sent`` that can answer (module docstring, rule 3); ``questions``: the texts whose own
+    spans are no answers (the question read and the question asked); ``exclude``: spans that are no answers
+    either (a bridge already used)."""
+    kind = shape.type if shape.type in LABELS else AnswerType.THING
+    labels = LABELS[kind]
+    if kind == AnswerType.THING and shape.focus not in _NATIONALITY:
+        labels = labels - {"NORP"}  # "American" answers "what nationality", not "which band"
+    text = sent.evidence.text
+    named_at = [(a, b) for a, b, lab in sent.spans if lab not in ("NP", "PROPN") and lab not in NUMERIC_LABELS]
+    banned = {x.casefold().strip() for x in exclude}
+    out: list[Candidate] = []
+    seen: set[tuple[int, int]] = set()
+    for start, end, label in sent.spans:
+        unlabelled_name = label == "PROPN" and kind in _NAMED_TYPES
+        if label not in labels and not unlabelled_name and not (kind == AnswerType.THING and label == "NP"):
+            continue
+        span = _tidy(text[start:end])
+        if not span or (start, end) in seen or span.casefold() in banned:
+            continue
+        if any(_in_question(span, q) for q in questions) or _restates(span, shape, questions[0]):
+            continue  # the question's own words ("City Council" for "the city whose council ...")
+        if unlabelled_name and (not _NAME.fullmatch(span) or any(a < end and start < b for a, b in named_at)):
+            continue  # a name the tagger did not label: only where it labelled none, and only if it reads as one
+        if unlabelled_name and kind != AnswerType.THING and _quoted(text, start, end):
+            continue  # a quoted title ("Domestic Disturbance") names a work, not a person or place
+        if label in ("NP", "PROPN") and any(
+            a < end and start < b and other in NUMERIC_LABELS and other not in labels for a, b, other in sent.spans
+        ):  # a phrase the tagger labelled a date or an amount
+            continue
+        if label == "DATE" and not _is_date(span):
+            continue
+        if label in LABELS[AnswerType.NUMBER] and start > 0 and text[start - 1] == "[" and text[end : end + 1] == "]":
+            continue  # a citation marker "[1]"
+        seen.add((start, end))
+        out.append(Candidate(start, end, label))
+    return out
+
+
+def _quoted(text: str, start: int, end: int) -> bool:
+    """Whether the span is written between quotation marks."""
+    before, after = text[max(0, start - 1) : start], text[end : end + 1]
+    return before in ('"', "“", "'", "‘") and after in ('"', "”", "'", "’")
+
+
+def _in_question(span: str, question: str) -> bool:
+    s = span.casefold().strip()
+    return bool(s) and s in question.casefold()
+
+
+def _tidy(text: str) -> str:
+    """A span without a leading article or trailing punctuation (still a substring of the sentence)."""
+    text = text.strip().strip(",;:.")
+    return re.sub(r"^(?:the|a|an)\s+(?=\S)", "", text, flags=re.IGNORECASE) if len(text.split()) > 1 else text
+
+
+def _overlap(text: str, shape: QuestionShape) -> float:
+    """The share of a text's words that are content words of the question."""
+    words = {w.lower() for w in re.findall(r"\w+", text)}
+    return len(words & set(shape.content)) / len(words) if words else 0.0
+
+
+# ------------------------------------------------------------------------------------------ within a sentence
+def _root(toks: tuple[Tok, ...], cand: Candidate) -> tuple[int, list[int]]:
+    """The candidate's head token (the one whose head lies outside the span) and its tokens; -1 when none."""
+    inside = [i for i, t in enumerate(toks) if t[0] >= cand.start and t[1] <= cand.end]
+    if not inside:
+        return -1, []
+    return next((i for i in inside if toks[i][3] not in inside or toks[i][3] == i), inside[0]), inside
+
+
+def _nearness(sent: Sentence, shape: QuestionShape, cand: Candidate) -> float:
+    """The sum over the question's content words in the sentence (outside the span) of ``1 / (1 + d)``, ``d``
+    the distance between them and the span's head in the sentence's dependency parse."""
+    toks = sent.tokens
+    root, inside = _root(toks, cand)
+    if root < 0:
+        return 0.0
+    up: dict[int, int] = {}
+    node, d = root, 0
+    while node not in up and d < 100:
+        up[node] = d
+        node, d = toks[node][3], d + 1
+    total = 0.0
+    for i, t in enumerate(toks):
+        if i in inside or not _asked(t[2], shape):
+            continue
+        node, d = i, 0
+        while node not in up and d < 100:
+            nxt = toks[node][3]
+            if nxt == node:
+                d = 100
+                break
+            node, d = nxt, d + 1
+        total += 1.0 / (1.0 + d + up.get(node, 100))
+    return total
+
+
+def _asked(lemma: str, shape: QuestionShape) -> bool:
+    """Whether a sentence word (its lemma) is one of the question's content words or one of their forms."""
+    return lemma in shape.content or any(holds(frozenset({lemma}), w) for w in shape.content)
+
+
+def _peer(sent: Sentence, shape: QuestionShape, cand: Candidate) -> bool:
+    """Whether the candidate is listed together with a name of the question ("starring Michael Douglas, Robert
+    De Niro, Morgan Freeman" for "what movie stars Morgan Freeman, Robert De Niro and ..."): another member of
+    the question's own list, not what it asks for."""
+    toks = sent.tokens
+    root, inside = _root(toks, cand)
+    if root < 0:
+        return False
+    top = root
+    for _ in range(50):
+        if toks[top][4] != "conj" or toks[top][3] == top:
+            break
+        top = toks[top][3]
+    group, todo = {top}, [top]
+    while todo:
+        node = todo.pop()
+        for i, t in enumerate(toks):
+            if t[3] == node and t[4] == "conj" and i not in group and i != node:
+                group.add(i)
+                todo.append(i)
+    return any(shape.content.get(toks[i][2], 0) >= 2 for i in group if i not in inside)
+
+
+#: nouns of a place a list of places ends with ("Beitbridge District, Matabeleland South, Zimbabwe")
+_WIDEST = frozenset("country nation".split())
+
+
+def _list_place(sent: Sentence, cand: Candidate) -> int:
+    """How many places come before the candidate in a comma-separated list of places it ends ("Gwanda District,
+    Zimbabwe": 1 for Zimbabwe), 0 when it is not in one."""
+    text = sent.evidence.text
+    places = sorted((a, b) for a, b, label in sent.spans if label in ("GPE", "LOC"))
+    n, end = 0, cand.start
+    for a, b in reversed([p for p in places if p[1] <= cand.start]):
+        if text[b:end].strip() != ",":
+            break
+        n, end = n + 1, a
+    return n
+
+
+Order = tuple[bool, bool, int, bool, bool, float, int, int]
+
+
+def _within(sent: Sentence, shape: QuestionShape, cand: Candidate) -> Order:
+    """The within-sentence order (module docstring, rule 4): not listed with the question's own names, names
+    the noun asked for, for a country the last of a list of places, carries the label the noun asks for, a
+    name over a noun phrase, nearness in the parse; in a table row the latest year's column; position (earlier first)."""
+    noun = shape.focus if shape.focus.isalpha() and shape.focus not in _HOW else ""
+    words = re.findall(r"\w+", sent.evidence.text[cand.start : cand.end].lower())
+    names_noun = bool(noun) and cand.label != "NP" and bool(words) and words[-1] == noun
+    wanted = cand.label in _NOUN_LABELS.get(noun, ())
+    header = sent.columns.get(cand.start, "")
+    latest = max((int(y) for y in re.findall(r"(?:19|20)\d\d", header)), default=-1)
+    near = round(_nearness(sent, shape, cand), 6)
+    widest = _list_place(sent, cand) if shape.focus in _WIDEST else 0  # "which country": the list's last place
+    named = cand.label != "NP"  # a name over a noun phrase in one sentence (across sentences: _bonus)
+    return not _peer(sent, shape, cand), names_noun, widest, wanted, named, near, latest, -cand.start
+
+
+_HOW = frozenset(["many", "much", "long", "old", "far", "tall", "big", "large", "high", "deep", "wide", "who", "whom", "whose", "where", "when"])
+
+
+def _bonus(sent: Sentence, shape: QuestionShape, cand: Candidate) -> float:
+    """What a candidate adds to its sentence's score (module docstring, rule 4)."""
+    if shape.type in (AnswerType.THING, AnswerType.CHOICE):  # a thing is as often a bare noun phrase as a name: no bonus
+        bonus = 0.0
+    else:
+        bonus = LABEL_BONUS if cand.label not in ("NP", "PROPN") else NAME_BONUS if cand.label == "PROPN" else 0.0
+    if shape.measure:  # a number of the kind the question asks for over another
+        order = MEASURE_LABELS[shape.measure]
+        bonus += MEASURE_BONUS / (1 + order.index(cand.label)) if cand.label in order else -MEASURE_PENALTY
+    header = sent.columns.get(cand.start)
+    if header is not None:  # a table cell: the column the question names wins
+        bonus += 0.1 * _overlap(header, shape)
+    return bonus
 
 
 # ------------------------------------------------------------------------------------------ extraction
@@ -366,77 +699,76 @@ class Extraction:
         return [citation(self.sentence)] if self.sentence is not None else []
 
 
-def _overlap(text: str, shape: QuestionShape) -> float:
-    """The share of a text's words that are content words of the question."""
-    words = {w.lower() for w in re.findall(r"\w+", text)}
-    return len(words & set(shape.content)) / len(words) if words else 0.0
-
-
-_NAME = re.compile(r"[A-Z][^\W\d_]*(?:[-'.][A-Za-z]+)*\.?(?:\s+(?:(?:of|de|da|di|du|del|dos|van|von|der|la|le|bin|ibn|and|the)\s+)*[A-Z][^\W\d_]*(?:[-'.][A-Za-z]+)*\.?)*")
-
-
-def _in_question(span: str, question: str) -> bool:
-    s = span.casefold().strip()
-    return bool(s) and s in question.casefold()
-
-
-def _tidy(text: str) -> str:
-    """A span without a leading article or trailing punctuation (still a substring of the sentence)."""
-    text = text.strip().strip(",;:.")
-    return re.sub(r"^(?:the|a|an)\s+(?=\S)", "", text, flags=re.IGNORECASE) if len(text.split()) > 1 else text
-
-
-def extract_answer(question: str, evidence: Sequence[Evidence], focus: str | None = None) -> Extraction:
-    """The best span of the expected type in the evidence (module docstring, rule 3). ``focus``: the
-    question to read the answer type and content words from when it differs from the question shown (the
-    last sub-question of a decomposed question, with its variables bound)."""
+def pick(
+    question: str,
+    scored: Sequence[tuple[float, Sentence]],
+    focus: str | None = None,
+    exclude: Sequence[str] = (),
+    floor: float = MIN_RELEVANCE,
+) -> Extraction:
+    """The answer among scored sentences (module docstring, rule 4): the candidate with the best sentence score
+    plus bonus, then the best within its sentence. ``focus``: the question to read the answer type and content
+    words from when it differs from ``question``; a sentence under ``floor`` or holding none of the question's
+    words itself (only through its section path) does not answer."""
     asked = focus or question
     shape = question_shape(asked)
     kind = shape.type if shape.type in LABELS else AnswerType.THING
-    labels = LABELS[kind]
-    whole = shape if focus is None else question_shape(question)
-    best: tuple[float, int, Sentence, str] | None = None
-    best_sentence: tuple[float, Sentence] | None = None
-    rank_of = {e.chunk_id: i for i, e in enumerate(evidence)}
-    for sent in sentences(evidence):
-        rel = relevance(sent, shape)
-        prior = 1.0 / (1.0 + RANK_DISCOUNT * rank_of[sent.evidence.chunk_id])
-        if best_sentence is None or rel * prior > best_sentence[0]:
-            best_sentence = (rel * prior, sent)
-        if rel < MIN_RELEVANCE or not any(lemma in sent.own for lemma in shape.content):
-            continue  # the section path may add to what a sentence holds, not be all of it
-        for start, end, label in sent.spans:
-            named = kind in (AnswerType.PERSON, AnswerType.ORG, AnswerType.PLACE) and label == "PROPN"
-            if label not in labels and not named and not (kind == AnswerType.THING and label in ("NP", "PROPN")):
+    questions = [asked] if focus is None else [asked, question]
+    if shape.type in (AnswerType.YES_NO, AnswerType.CHOICE):  # decided in code (rule 5), never a picked span
+        return Extraction(answer="", found=False, type=shape.type,
+                          reason=f"the evidence does not settle the {shape.type.value} question")  # fmt: skip
+    best: tuple[float, Order, Sentence, Candidate] | None = None
+    for score, sent in scored:
+        if score < floor or not any(holds(sent.own, lemma) for lemma in shape.content):
+            continue
+        if best is not None and score + LABEL_BONUS + MEASURE_BONUS + 0.1 < best[0]:
+            continue  # cannot win: skip its candidates
+        for cand in candidates(sent, shape, questions, exclude):
+            total = round(score + _bonus(sent, shape, cand), 6)
+            if best is not None and total < best[0]:
                 continue
-            span = _tidy(sent.evidence.text[start:end])
-            if not span or _in_question(span, asked) or _in_question(span, question) or max(_overlap(span, shape), _overlap(span, whole)) == 1.0:
-                continue  # the question's own words ("City Council" for "the city whose council ...")
-            if named and label == "PROPN" and not _NAME.fullmatch(span):
-                continue  # an unlabelled run of proper nouns is a name only if it reads as one ("FY2025" is not)
-            if label in ("NP", "PROPN") and any(
-                a < end and start < b and other in NUMERIC_LABELS and other not in labels for a, b, other in sent.spans
-            ):  # a phrase the tagger labelled a date or an amount
-                continue
-            # a labelled entity over an unlabelled name over a bare noun phrase
-            score = rel * prior + (0.03 if label not in ("NP", "PROPN") else 0.02 if label == "PROPN" else 0.0)
-            if shape.measure:  # a number of the kind the question asks for over another
-                score += 0.1 if label in MEASURE_LABELS[shape.measure] else -0.2
-            near = [p for p in _term_positions(sent, shape) if not start <= p < end]
-            if near:  # the candidate nearest the question's words in its sentence
-                score += 0.05 * (1 - min(min(abs(p - start) for p in near), 200) / 200)
-            header = sent.columns.get(start)
-            if header is not None:  # a table cell: the column the question names wins
-                score += 0.1 * _overlap(header, shape)
-            if best is None or score > best[0] or (score == best[0] and start < best[1]):
-                best = (score, start, sent, span)
+            order = _within(sent, shape, cand)
+            if best is None or (total, order) > (best[0], best[1]):
+                best = (total, order, sent, cand)
     if best is None:
-        reason = (
-            f"no sentence holds {MIN_RELEVANCE:.0%} of the question's content words"
-            if best_sentence is None or best_sentence[0] < MIN_RELEVANCE
-            else f"no {kind.value} in the sentences that match the question"
-        )
+        top = max((s for s, _ in scored), default=0.0)
+        reason = (f"no sentence holds {floor:.0%} of the question's content words" if top < floor
+                  else f"no {kind.value} in the sentences that match the question")  # fmt: skip
         return Extraction(answer="", found=False, type=kind, reason=reason)
-    score, _, sent, span = best
-    return Extraction(answer=span, found=True, sentence=sent, score=round(score, 4), type=kind,
+    total, _, sent, cand = best
+    start, end = _widen(sent.evidence.text, cand.start, cand.end)
+    span = _tidy(sent.evidence.text[start:end])
+    return Extraction(answer=span, found=True, sentence=sent, score=round(total, 4), type=kind,
                       reason=f"the {kind.value} in the sentence holding most of the question")  # fmt: skip
+
+
+def extract_answer(question: str, evidence: Sequence[Evidence], focus: str | None = None) -> Extraction:
+    """The best span of the expected type in the evidence (module docstring, rules 2-4), each sentence scored
+    by its relevance discounted by its chunk's rank. ``focus``: the question to read the answer type and
+    content words from when it differs from the question shown (the last sub-question of a decomposed
+    question, with its variables bound)."""
+    shape = question_shape(focus or question)
+    rank_of = {e.chunk_id: i for i, e in enumerate(evidence)}
+    scored = [
+        (relevance(s, shape) / (1.0 + RANK_DISCOUNT * rank_of[s.evidence.chunk_id]), s) for s in sentences(evidence)
+    ]
+    return pick(question, scored, focus=focus)
+
+
+_CURRENCY = "$€£¥"
+_AFTER = re.compile(
+    r"^(?:\s?%|\s(?:percent|per cent)\b|\s(?:thousand|million|billion|trillion)\b|\s?°\s?[CF]\b)", re.IGNORECASE
+)
+
+
+def _widen(text: str, start: int, end: int) -> tuple[int, int]:
+    """A number span with the currency sign before it and the scale word or unit after it."""
+    if not any(ch.isdigit() for ch in text[start:end]):
+        return start, end
+    if start > 0 and text[start - 1] in _CURRENCY:
+        start -= 1
+    while True:
+        m = _AFTER.match(text[end:])
+        if not m:
+            return start, end
+        end += m.end()

@@ -62,7 +62,7 @@ _RELATIVE_MARKERS = frozenset({"WDT", "WP", "WP$"})
 _WH_PRONOUNS = frozenset({"who", "what", "whom", "which"})
 _NOMINAL = frozenset({"NOUN", "PROPN", "NUM", "X"})
 _TITLE_LINKS = frozenset(
-    {"of", "the", "a", "an", "de", "la", "le", "du", "des", "von", "van", "der", "del", "y", "&", "-"}
+    {"of", "the", "a", "an", "de", "la", "le", "du", "des", "von", "van", "der", "del", "y", "&", "-", "'", "'s"}
 )
 _INDEFINITE = frozenset({"a", "an", "any", "some", "another"})
 _COORD_WORDS = frozenset({"and", "or"})
@@ -179,12 +179,34 @@ def _is_relative_marker(tok: Token) -> bool:
     )
 
 
+def _antecedent(clause: Token) -> Token | None:
+    """The noun a relative clause is about: the one right before its relative marker ("the waterfall in the
+    *country* where X is found", "the county in which X lies"), whatever noun the parser hung it on; None
+    when the clause has no marker before its verb."""
+    marker = next((t for t in clause.subtree if _is_relative_marker(t) and t.i < clause.i), None)
+    if marker is None:
+        return None
+    i = marker.i - 1
+    while i >= 0 and (clause.doc[i].pos_ in ("ADP", "PUNCT") or clause.doc[i].dep_ == "case"):
+        i -= 1  # "the county in which", "the country, where"
+    if i >= 0 and clause.doc[i].pos_ in ("NOUN", "PROPN"):
+        return clause.doc[i]
+    return None
+
+
 def _marked_clause(tok: Token) -> Token | None:
-    """A relative clause introduced by a relative pronoun after the noun, or a participle clause (acl)."""
+    """A relative clause introduced by a relative pronoun after the noun (the noun right before the marker,
+    :func:`_antecedent`), or a participle clause (acl)."""
+    for clause in tok.doc:
+        if clause.dep_ == "relcl" and clause.i > tok.i and _antecedent(clause) is not None:
+            if _antecedent(clause).i == tok.i:  # type: ignore[union-attr]
+                return clause
     for child in tok.children:
         if child.i < tok.i:
             continue
-        if child.dep_ == "relcl" and any(_is_relative_marker(t) and tok.i < t.i < child.i for t in child.subtree):
+        if child.dep_ == "relcl" and _antecedent(child) is None and any(
+            _is_relative_marker(t) and tok.i < t.i < child.i for t in child.subtree
+        ):
             return child
         if child.dep_ == "acl" and child.tag_ in ("VBN", "VBG") and any(True for _ in child.children):
             return child
@@ -207,6 +229,59 @@ def _is_merged(tok: Token) -> bool:
         and _possessor(tok) is None
         and _marked_clause(tok) is None
     )
+
+
+def _is_idiom(tok: Token) -> bool:
+    """A bare noun that is the object of a preposition other than "of" and opens an "of" phrase is a complex
+    preposition, not a reference ("in charge of", "as chief of staff to", "on behalf of")."""
+    return (
+        tok.dep_ == "pobj"
+        and tok.head.pos_ == "ADP"
+        and tok.head.lower_ != "of"
+        and not any(c.dep_ in ("det", "poss", "nummod", "predet", "amod", "compound") for c in tok.children)
+        and _of_object(tok) is not None
+    )
+
+
+#: nouns that name a kind of place: "the island of Oahu" is the place Oahu, not a relation of it
+_PLACE_KINDS = frozenset(
+    """island village city town state county province region kingdom republic port borough municipality district
+    parish lake river isle duchy principality archipelago peninsula emirate commune prefecture canton""".split()
+)
+
+
+def _names_itself(tok: Token) -> bool:
+    """"the village of Clonbrook": a kind of place followed by "of" and its proper name."""
+    obj = _of_object(tok)
+    return (
+        tok.lemma_.lower() in _PLACE_KINDS
+        and obj is not None
+        and obj.pos_ == "PROPN"
+        and not any(c.dep_ in ("det", "poss") for c in obj.children)
+    )
+
+
+def _contact_clause(tok: Token) -> int | None:
+    """The end of a relative clause without its marker after ``tok`` ("the *country* Signmark is from", "the
+    *company* Novair International Airways is part of"): a name, a form of "be" and what follows up to a
+    preposition left at the end of the question (or before its last verb); None when there is none."""
+    doc = tok.doc
+    i = tok.i + 1
+    if i >= len(doc) or doc[i].pos_ != "PROPN" or not any(c.dep_ == "det" for c in tok.children):
+        return None
+    while i < len(doc) and doc[i].pos_ == "PROPN":
+        i += 1
+    if i >= len(doc) or doc[i].lemma_ != "be":
+        return None
+    for k in range(i + 1, min(len(doc), i + 5)):
+        t = doc[k]
+        if t.pos_ == "ADP":
+            rest = [x for x in doc[k + 1 :] if not x.is_punct]
+            if not rest or (len(rest) == 1 and rest[0].pos_ == "VERB") or doc[k + 1].text == ",":
+                return k + 1
+        if t.pos_ not in ("VERB", "NOUN", "DET", "ADV", "ADP"):
+            return None
+    return None
 
 
 def _is_focus(tok: Token) -> bool:
@@ -237,23 +312,94 @@ def _title_run_end(doc: Doc, end: int) -> int:
             open_paren = True
         elif t.text == ")" and open_paren:
             open_paren, last = False, i + 1
-        elif t.lower_ not in _TITLE_LINKS:
+        elif t.lower_ not in _TITLE_LINKS and not (
+            t.pos_ == "ADP" and i + 1 < len(doc) and doc[i + 1].text[:1].isupper() and last == i
+        ):  # a small preposition inside a title ("Songs I Wrote with Amy")
             break
         i += 1
     return last
 
 
+def _phrase(tok: Token) -> list[int]:
+    """The tokens of a noun phrase: the noun, its modifiers, its "of" objects and its own relative or participle
+    clause, each whole; not what the parser hung on it beyond that (a question's trailing verb)."""
+    toks = [tok.i]
+    clause = _marked_clause(tok) if tok.pos_ == "NOUN" else None
+    for child in tok.children:
+        if child.dep_ in _SPAN_DEPS:
+            toks.extend(t.i for t in child.subtree)
+        elif child.dep_ == "prep" and child.lower_ == "of":
+            toks.append(child.i)
+            for obj in child.children:
+                if obj.dep_ == "pobj":
+                    toks.extend(_phrase(obj))
+        elif child.dep_ in ("cc", "conj", "prep") and child.i > tok.i:  # "Alexander and the Terrible, ... Day"
+            toks.extend(t.i for t in child.subtree)
+    if clause is not None:
+        toks.extend(t.i for t in clause.subtree)
+    return toks
+
+
 def _span(doc: Doc, head: Token, clause: Token | None) -> tuple[int, int]:
     toks = [head.i]
     for child in head.children:
-        if (
-            child.dep_ in _SPAN_DEPS
-            or (child.dep_ == "prep" and child.lower_ == "of")
-            or (clause is not None and child.i == clause.i)
-        ):
+        if child.dep_ in _SPAN_DEPS:
             toks.extend(t.i for t in child.subtree)
+        elif child.dep_ == "prep" and child.lower_ == "of":
+            toks.append(child.i)
+            for obj in child.children:
+                if obj.dep_ == "pobj":
+                    toks.extend(_phrase(obj))
+    if clause is not None:
+        toks.extend(t.i for t in clause.subtree)
     start, end = min(toks), max(toks) + 1
-    return start, _title_run_end(doc, end)
+    end = _title_run_end(doc, end)
+    quotes = [t.i for t in doc[start:end] if t.text in ('"', "“", "”")]
+    if len(quotes) % 2 and end < len(doc) and doc[end].text in ('"', "”"):
+        end += 1  # the closing quotation mark of a quoted title the span opens
+    return start, _main_verb_left(doc, head, clause, start, end)
+
+
+def _main_verb_left(doc: Doc, head: Token, clause: Token | None, start: int, end: int) -> int:
+    """A reference never takes the question's own verb: when the rest of the question has no verb of its own
+    and needs one (do-support, "What position did the receiver of X play?", or a form of "be" with no noun
+    of its own besides the wh-phrase, "In what year was the man that resigned ... born?"), the span ends
+    before its last verb that has no subject or auxiliary of its own and carries the rest of the span as its
+    complements ("play", "born", "taken by the British"; not "died" in "when he died")."""
+    outside = [t for t in doc if not (start <= t.i < end) and not t.is_punct]
+    if any(t.pos_ == "VERB" and t.lemma_ != "do" for t in outside):  # the small tagger calls do-support a verb
+        return end
+    wh_nouns = {t.i for t in outside if t.pos_ in ("NOUN", "PROPN") and any(
+        c.lower_ in ("what", "which", "whose", "how") for c in t.children)}  # fmt: skip
+    do_support = any(t.lemma_ == "do" for t in outside)
+    needs_verb = do_support or (
+        any(t.pos_ == "AUX" and t.lemma_ == "be" for t in outside)
+        and not any(t.pos_ in ("NOUN", "PROPN") and t.i not in wh_nouns for t in outside)
+    )
+    if not needs_verb:
+        return end
+    words = [t for t in doc[head.i + 1 : end] if not t.is_punct]
+    if end == len([t for t in doc if not (t.is_punct and t.i >= end)]) and len(words) >= 2:
+        last, before = words[-1], words[-2]
+        if last.text.islower() and last.text.isalpha() and all(
+            c.i < last.i and (c.text[:1].isupper() or c.like_num or c.is_punct or c.dep_ == "det") for c in last.children
+        ) and (before.text[:1].isupper() or before.like_num):  # a title or a year, then a lowercase last word ("... of Lost Time attend?", "..., 1990 born?"): the tagger's noun is the verb
+            return last.i
+    for v in reversed(doc[head.i + 1 : end]):
+        if v.pos_ != "VERB":
+            continue
+        if (clause is not None and v.i == clause.i) or any(
+            c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass", "mark") for c in v.children
+        ):
+            break
+        sub = {t.i for t in v.subtree}
+        if all(i in sub for i in range(v.i, end) if not doc[i].is_punct):
+            cut = v.i
+            while cut > head.i + 1 and (doc[cut - 1].is_punct or doc[cut - 1].pos_ == "CCONJ"):
+                cut -= 1
+            return cut
+        break
+    return end
 
 
 def find_references(doc: Doc) -> list[Reference]:
@@ -261,8 +407,10 @@ def find_references(doc: Doc) -> list[Reference]:
     span contains it), in text order."""
     refs: list[Reference] = []
     for tok in doc:
-        if tok.pos_ != "NOUN" or _is_merged(tok):
+        if tok.pos_ != "NOUN" or _is_merged(tok) or _is_idiom(tok) or _names_itself(tok):
             continue
+        if tok.i > 0 and tok.text[:1].isupper():
+            continue  # a capitalised noun is part of a name ("The Girl Who Kicked the Hornets' Nest")
         clause, poss, obj = _marked_clause(tok), _possessor(tok), _of_object(tok)
         if clause is not None:
             kind: RefKind = "relative"
@@ -275,6 +423,11 @@ def find_references(doc: Doc) -> list[Reference]:
             continue
         start, end = _span(doc, tok, clause)
         refs.append(Reference(head=tok, kind=kind, start=start, end=end, focus=_is_focus(tok), argument=arg))
+    for tok in doc:  # "the country Signmark is from": a relative clause without its marker
+        contact = _contact_clause(tok) if tok.pos_ == "NOUN" and not any(r.head.i == tok.i for r in refs) else None
+        if contact is not None:
+            start = min([tok.i, *(c.i for c in tok.children if c.dep_ in _SPAN_DEPS and c.i < tok.i)])
+            refs.append(Reference(head=tok, kind="relative", start=start, end=contact, focus=_is_focus(tok)))
     for ref in refs:
         holders = [r for r in refs if r.contains(ref)]
         ref.parent = min(holders, key=lambda r: (r.end - r.start, r.start)) if holders else None
@@ -345,6 +498,10 @@ def find_coordinations(doc: Doc, refs: Sequence[Reference] = ()) -> list[Coordin
             continue
         left = min(lefts, key=lambda s: (s[0], -s[1]))
         right = max(rights, key=lambda s: (s[1], -s[0]))
+        if tok.lower_ == "and" and left[0] > 0 and doc[left[0] - 1].text == "," and any(
+            all(doc[i].pos_ == "PROPN" for i in range(*s)) for s in cands if s[1] == left[0] - 1
+        ):
+            continue  # "A, B and C": a list the question asks about as a whole, not two alternatives
         if _nameish(doc, left, refs) and _nameish(doc, right, refs):
             out.append(Coordination(left=left, right=right, word=tok.lower_))
     return out

@@ -75,3 +75,37 @@ def test_render_substitutes_bindings_and_drops_unbound_variables():
     assert sq.variables() == ["var2"]
     assert sq.render({"var2": "Mara Quill"}) == "Who is the spouse of Mara Quill?"
     assert sq.render() == "Who is the spouse of?"
+
+
+def test_a_relative_clause_belongs_to_the_noun_before_its_marker(nlp):
+    subs = decompose(nlp, "What is the name of the waterfall in the country where the Bubye River is found?")
+    assert [s.text for s in subs] == [
+        "Which country where the Bubye River is found?",
+        "What is the name of the waterfall in {var1}?",
+    ]
+
+
+def test_a_reference_leaves_the_questions_own_verb(nlp):
+    subs = decompose(nlp, "What position did the receiver of the 2007 FIFA U-20 Golden Shoe play?")
+    assert subs[-1].text == "What position did {var1} play?"
+    taken = decompose(nlp, "When was the country that produced Fist Power taken by the British?")
+    assert [s.text for s in taken] == ["Which country produced Fist Power?", "When was {var1} taken by the British?"]
+
+
+def test_idioms_place_names_and_titles_are_no_hops(nlp):
+    charge = decompose(nlp, "Who was in charge of the country where the composer of Aschenbrodel was a citizen?")
+    assert charge[-1].text == "Who was in charge of {var1}?"  # "in charge of" is no relation to resolve
+    village = decompose(nlp, "When did the country where the village of Clonbrook is located, become a member of CARICOM?")
+    assert village[0].text == "Which country where the village of Clonbrook is located?"
+    title = decompose(nlp, "Who is the director of The Girl Who Kicked the Hornets' Nest?")
+    assert len(title) == 1  # "Hornets' Nest" is part of the title, not a possessive to resolve
+
+
+def test_a_relative_clause_without_its_marker(nlp):
+    subs = decompose(nlp, "What currency predated the Euro in the country Signmark is from?")
+    assert [s.text for s in subs] == ["Which country Signmark is from?", "What currency predated the Euro in {var1}?"]
+
+
+def test_a_list_of_three_is_not_split_into_pairs(nlp):
+    subs = decompose(nlp, "What movie stars Morgan Freeman, Robert De Niro and the producer of The Jewel of the Nile?")
+    assert [s.kind for s in subs] == ["of", "final"]

@@ -1,0 +1,120 @@
+"""The shared no-LLM answer rule (agents/extract.py): question shapes, candidate spans, the pick, on hand-made
+evidence (spaCy only, no store)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stratagraph.agents.extract import AnswerType, extract_answer, question_shape, sentences
+from stratagraph.retrieval.base import Evidence
+
+
+def ev(text: str, n: int = 0, title: str = "Doc") -> Evidence:
+    return Evidence(rank=n, score=1.0, chunk_id=f"d{n}#0#0", doc_id=f"d{n}", source=f"d{n}.md", title=title,
+                    section=title, section_id=f"d{n}::s0", section_path=[title], text=text)  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------ shapes
+@pytest.mark.parametrize(
+    ("question", "kind", "focus"),
+    [
+        ("From 1945-1949 Dick Humbert played for which NFL team?", AnswerType.ORG, "team"),
+        ("Which American city hosted the games?", AnswerType.PLACE, "city"),
+        ("Which type of plane was held on the craft?", AnswerType.THING, "plane"),
+        ("What is the name of the airport in Wilmington?", AnswerType.THING, "airport"),
+        ("Drew Fuller starred in a series that broadcast on what station?", AnswerType.ORG, "station"),
+        ("In what year was he born?", AnswerType.DATE, "year"),
+    ],
+)
+def test_the_noun_asked_for_is_the_head_of_the_wh_phrase(question: str, kind: AnswerType, focus: str) -> None:
+    shape = question_shape(question)
+    assert (shape.type, shape.focus) == (kind, focus)
+
+
+def test_choices_without_a_comma_and_yes_no_in_a_second_sentence() -> None:
+    shape = question_shape("Which band was formed first The Exies or Circus Diablo ?")
+    assert shape.type == AnswerType.CHOICE and shape.options == ["Exies", "Circus Diablo"]
+    assert question_shape("Who is older, Sid Haig or Vic Darchinyan?").options == ["Sid Haig", "Vic Darchinyan"]
+    second = question_shape("The director Armando Iannucci has an OBE. Does the director Puneet Sira also have one?")
+    assert second.type == AnswerType.YES_NO
+    assert question_shape("Did he leave or did he stay in Paris?").options == []  # no names on both sides
+
+
+def test_only_a_word_written_in_capitals_is_an_acronym() -> None:
+    assert question_shape("What is the CFO paid?").acronyms == {"cfo"}
+    assert question_shape("Which film did she direct?").acronyms == frozenset()
+
+
+# ------------------------------------------------------------------------------------------ candidates
+def test_relative_dates_and_durations_are_no_dates() -> None:
+    evidence = [ev("Today the five-year plan was adopted by the council of Avon.")]
+    assert not extract_answer("When was the plan of the council of Avon adopted?", evidence).found
+    dated = [ev("The plan of the council of Avon was adopted in March 2019 after a five-year review.")]
+    assert extract_answer("When was the plan of the council of Avon adopted?", dated).answer == "March 2019"
+
+
+def test_a_citation_marker_is_no_number() -> None:
+    evidence = [ev("The survey counted 412 nesting pairs on the island [1].")]
+    assert extract_answer("How many nesting pairs did the survey count on the island?", evidence).answer == "412"
+    marker_only = [ev("The survey counted nesting pairs on the island [1].")]
+    assert not extract_answer("How many nesting pairs did the survey count on the island?", marker_only).found
+
+
+def test_a_nationality_answers_only_a_nationality_question() -> None:
+    evidence = [ev("Pearl Jam is an American rock band formed in Seattle in 1990.")]
+    assert extract_answer("What was formed in Seattle in 1990?", evidence).answer == "Pearl Jam"
+    assert extract_answer("What nationality is the rock band Pearl Jam?", evidence).answer == "American"
+
+
+def test_a_quoted_title_is_no_person() -> None:
+    evidence = [ev('Movies such as "Domestic Disturbance" (2001) were shot in or around Leland.')]
+    assert not extract_answer("Who directed the film shot in or around Leland?", evidence).found
+
+
+def test_the_questions_subject_restated_is_no_answer() -> None:
+    evidence = [ev("Kerry-Anne Saxby-Junna was born in Ballina, New South Wales.")]
+    assert extract_answer("Which city was Kerry Saxby-Junna born in?", evidence).answer == "Ballina"
+
+
+def test_a_prose_line_shaped_like_a_row_is_prose() -> None:
+    (sent,) = sentences([ev("He led the team; Notable wins: the 1998 final against Leeds.")])
+    assert sent.columns == {} and sent.tokens
+    table = "Line item | FY2024 | FY2025\nOvertime; FY2024: 1,320; FY2025: 1,170"
+    row = [s for s in sentences([ev(table)]) if s.columns]
+    assert len(row) == 1 and sorted(row[0].columns.values()) == ["FY2024", "FY2025"]
+
+
+# ------------------------------------------------------------------------------------------ the pick
+def test_an_entity_ending_with_the_noun_asked_for_wins_in_its_sentence() -> None:
+    evidence = [ev("West Chicago is a city in DuPage County, Illinois, United States.")]
+    assert extract_answer("In what county is West Chicago?", evidence).answer == "DuPage County"
+
+
+def test_a_number_of_the_measure_asked_keeps_its_sign_and_scale() -> None:
+    evidence = [ev("The festival drew about 14,000 visitors and raised $1.72 million for the hospital.")]
+    assert extract_answer("How much money did the festival raise for the hospital?", evidence).answer == "$1.72 million"
+    share = [ev("Of the 200 households surveyed in Avon, 61% owned a car.")]
+    assert extract_answer("What percentage of households surveyed in Avon owned a car?", share).answer == "61%"
+
+
+def test_a_name_listed_with_the_questions_own_names_is_not_the_answer() -> None:
+    evidence = [ev("Last Vegas is a 2013 American comedy film starring Michael Douglas, Robert De Niro and Morgan "
+                   "Freeman.")]  # fmt: skip
+    assert extract_answer("What movie stars Morgan Freeman and Robert De Niro?", evidence).answer == "Last Vegas"
+
+
+def test_a_better_sentence_in_a_lower_ranked_chunk_can_win() -> None:
+    evidence = [ev("Avon has a small harbour.", 0), ev("The harbour of Avon was built by Thomas Telford in 1810.", 1)]
+    got = extract_answer("Who built the harbour of Avon?", evidence)
+    assert got.answer == "Thomas Telford" and got.citations[0].chunk_id == "d1#0#0"
+
+
+def test_yes_no_and_choice_questions_are_never_a_picked_span() -> None:
+    evidence = [ev("Avon and Brill are towns in Somerset.")]
+    assert not extract_answer("Are Avon and Brill both towns?", evidence).found
+    assert not extract_answer("Which is older, Avon or Brill?", evidence).found
+
+
+def test_nothing_relevant_is_not_found() -> None:
+    got = extract_answer("Who painted the ceiling of the Sistine Chapel?", [ev("Avon has a small harbour.")])
+    assert not got.found and "content words" in got.reason
