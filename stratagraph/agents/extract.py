@@ -512,6 +512,10 @@ def candidates(sent: Sentence, shape: QuestionShape, questions: Sequence[str], e
         labels = labels - {"NORP"}  # "American" answers "what nationality", not "which band"
     text = sent.evidence.text
     named_at = [(a, b) for a, b, lab in sent.spans if lab not in ("NP", "PROPN") and lab not in NUMERIC_LABELS]
+    if not any(lab in labels for _, _, lab in sent.spans):
+        # the sentence names nothing of the wanted type: a run the tagger named with another type is a name
+        # all the same ("whose director is Ines Calder" with the run typed a product)
+        named_at = [(a, b) for a, b in named_at if not any((a, b) == (x, y) and lab == "PROPN" for x, y, lab in sent.spans)]
     banned = {x.casefold().strip() for x in exclude}
     out: list[Candidate] = []
     seen: set[tuple[int, int]] = set()
@@ -575,7 +579,8 @@ def _root(toks: tuple[Tok, ...], cand: Candidate) -> tuple[int, list[int]]:
 
 def _nearness(sent: Sentence, shape: QuestionShape, cand: Candidate) -> float:
     """The sum over the question's content words in the sentence (outside the span) of ``1 / (1 + d)``, ``d``
-    the distance between them and the span's head in the sentence's dependency parse."""
+    the distance between them and the span's head in the sentence's dependency parse; a word narrowed by a
+    modifier the question does not have ("*Hardware* revenue" for "revenue") counts half."""
     toks = sent.tokens
     root, inside = _root(toks, cand)
     if root < 0:
@@ -596,8 +601,14 @@ def _nearness(sent: Sentence, shape: QuestionShape, cand: Candidate) -> float:
                 d = 100
                 break
             node, d = nxt, d + 1
-        total += 1.0 / (1.0 + d + up.get(node, 100))
+        narrowed = any(m[3] == i and m[4] in _NARROWING and not _asked(m[2], shape) and m[2].isalpha()
+                       for m in toks)  # fmt: skip
+        total += (0.5 if narrowed else 1.0) / (1.0 + d + up.get(node, 100))
     return total
+
+
+#: the dependencies by which a modifier names a narrower kind of the noun it modifies
+_NARROWING = frozenset({"compound", "amod", "nmod"})
 
 
 def _asked(lemma: str, shape: QuestionShape) -> bool:
