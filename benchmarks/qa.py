@@ -1,0 +1,91 @@
+"""Every answering workflow on the shared multi-hop sets and our out-of-domain sets, side by side in one run.
+
+    .venv/bin/python benchmarks/qa.py [--datasets hotpotqa-100,musique-100,...]
+        [--workflows tqr,kag,bag,lesegr,hybrid,first_sentence] [--limit N] [--store .stratagraph] [--out FILE.json]
+
+The same code path as ``stratagraph eval qa`` (``stratagraph.eval.qa.evaluate_qa``): each corpus is ingested
+once into a store cached under ``<store>/eval/``; every workflow then answers every question in this one process,
+so latencies compare within a run. Without ``OPENAI_BASE_URL`` / ``STRATAGRAPH_LLM_MODEL`` the workflows run in
+their no-LLM modes (the paper's algorithmic mode or the documented rule); with them, through the configured model.
+``first_sentence`` is the baseline: the first sentence of the top vector passage.
+
+Prints a Markdown table per dataset (EM, F1, found rate, LLM calls and tokens, p50/p95 latency, F1 on the first
+and second half of the questions, peak RSS). Datasets are read from ``$STRATAGRAPH_DATA_DIR`` or
+``../shared/data``; a missing dataset is skipped with a note, so the script runs (on our sets) without it.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # BLAS threads fight onnxruntime's on 2 cores
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import resource  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+DATASETS = "hotpotqa-100,musique-100,2wiki-101"
+OOD = ",".join(str(p) for p in sorted((REPO / "benchmarks" / "data").glob("*")) if (p / "questions.jsonl").is_file())
+WORKFLOWS = "tqr,kag,bag,lesegr,hybrid,first_sentence"
+COLUMNS = ["em", "f1", "found_rate", "llm_calls", "input_tokens", "output_tokens", "p50_ms", "p95_ms"]
+
+
+def markdown(report: dict) -> str:
+    head = ["workflow", *COLUMNS, "1st half f1", "2nd half f1"]
+    rows = [[name, *(r[c] for c in COLUMNS), r.get("first_half", {}).get("f1", ""), r.get("second_half", {}).get("f1", "")]
+            for name, r in report["results"].items()]  # fmt: skip
+    lines = [f"**{report['dataset']}** ({report['questions']} questions)", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head),
+             *("| " + " | ".join(str(c) for c in cells) + " |" for cells in rows)]  # fmt: skip
+    return "\n".join(lines)
+
+
+def main() -> int:
+    from stratagraph.config import Settings
+    from stratagraph.eval.datasets import DatasetError, data_dir
+    from stratagraph.eval.qa import evaluate_qa
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", default=f"{DATASETS},{OOD}",
+                        help="dataset names under ../shared/data or folders (default: the three shared sets and "
+                             "our out-of-domain sets in benchmarks/data)")  # fmt: skip
+    parser.add_argument("--workflows", default=WORKFLOWS)
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--store", type=Path, default=REPO / ".stratagraph")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    if os.environ.get("STRATAGRAPH_DATA_DIR") is None and data_dir() is None:
+        os.environ["STRATAGRAPH_DATA_DIR"] = str(REPO.parent / "shared" / "data")
+    settings = Settings(home=args.store)
+    workflows = [w for w in args.workflows.split(",") if w]
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"python {platform.python_version()}; chat model: {settings.llm_model or 'none (no-LLM modes)'}\n")  # fmt: skip
+    reports = []
+    for name in args.datasets.split(","):
+        started = time.perf_counter()
+        try:
+            report = evaluate_qa(name, workflows, settings, limit=args.limit)
+        except DatasetError as exc:
+            print(f"skipped {name}: {exc}\n", file=sys.stderr)
+            continue
+        report["seconds"] = round(time.perf_counter() - started, 1)
+        report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
+        for r in report["results"].values():
+            r.pop("answers", None)
+        reports.append(report)
+        print(markdown(report) + f"\n\n({report['seconds']} s including any ingest; peak RSS of this process so far "
+              f"{report['peak_rss_mb']} MB)\n", flush=True)  # fmt: skip
+    if args.out:
+        args.out.write_text(json.dumps(reports, indent=1), encoding="utf-8")
+    return 0 if reports else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
