@@ -97,6 +97,8 @@ LABELS: dict[AnswerType, frozenset[str]] = {
     AnswerType.THING: frozenset({"PERSON", "GPE", "LOC", "FAC", "ORG", "NORP", "WORK_OF_ART", "EVENT", "PRODUCT",
                                  "LAW", "LANGUAGE"}),  # fmt: skip
 }
+#: the entity types the small tagger gives names it cannot place (a person's name typed a product)
+_DUMP_LABELS = frozenset({"PRODUCT", "WORK_OF_ART", "EVENT", "LAW", "LANGUAGE"})
 #: the types whose answer is a name (an unlabelled run of proper nouns may be one)
 _NAMED_TYPES = frozenset({AnswerType.PERSON, AnswerType.PLACE, AnswerType.ORG, AnswerType.THING})
 
@@ -512,10 +514,12 @@ def candidates(sent: Sentence, shape: QuestionShape, questions: Sequence[str], e
         labels = labels - {"NORP"}  # "American" answers "what nationality", not "which band"
     text = sent.evidence.text
     named_at = [(a, b) for a, b, lab in sent.spans if lab not in ("NP", "PROPN") and lab not in NUMERIC_LABELS]
-    if not any(lab in labels for _, _, lab in sent.spans):
-        # the sentence names nothing of the wanted type: a run the tagger named with another type is a name
-        # all the same ("whose director is Ines Calder" with the run typed a product)
-        named_at = [(a, b) for a, b in named_at if not any((a, b) == (x, y) and lab == "PROPN" for x, y, lab in sent.spans)]
+    if kind in (AnswerType.PERSON, AnswerType.PLACE, AnswerType.ORG) and not any(lab in labels for _, _, lab in sent.spans):
+        # the sentence names nothing of the wanted type: a proper-noun run the tagger typed as a product, work,
+        # event, law or language (where the small model puts names it cannot place) is a name all the same
+        # ("whose director is Ines Calder" with the run typed a product)
+        retyped = {(a, b) for a, b, lab in sent.spans if lab in _DUMP_LABELS}
+        named_at = [(a, b) for a, b in named_at if not ((a, b) in retyped and (a, b, "PROPN") in sent.spans)]
     banned = {x.casefold().strip() for x in exclude}
     out: list[Candidate] = []
     seen: set[tuple[int, int]] = set()
