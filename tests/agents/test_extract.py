@@ -118,3 +118,16 @@ def test_yes_no_and_choice_questions_are_never_a_picked_span() -> None:
 def test_nothing_relevant_is_not_found() -> None:
     got = extract_answer("Who painted the ceiling of the Sistine Chapel?", [ev("Avon has a small harbour.")])
     assert not got.found and "content words" in got.reason
+
+
+def test_a_kind_narrowed_by_a_modifier_the_question_lacks_loses_to_the_plain_one() -> None:
+    text = ("Software and Services revenue was $48.8 million, and now accounts for 32% of total revenue. "
+            "Hardware revenue was $103.1 million. Revenue of $151.9 million was up 6.5% from $142.6 million.")
+    assert extract_answer("What was Northwind's revenue?", [ev(text, title="Northwind")]).answer == "$151.9 million"
+
+
+def test_a_person_the_tagger_typed_as_another_kind_of_name_is_still_a_person_but_an_organisation_is_no_city() -> None:
+    person = ev("The ferry is run by the Marlow Bay Transit Authority, whose director is Ines Calder.")
+    assert extract_answer("Who is the director of the Marlow Bay Transit Authority?", [person]).answer == "Ines Calder"
+    council = ev("The City Council adopted the budget on June 11, 2024 by a vote of 6 to 1.")
+    assert not extract_answer("Which city's council adopted the budget on June 11, 2024?", [council]).found
