@@ -1026,7 +1026,7 @@ class ArithmeticReply(BaseModel):
     operation: Literal["none", "sum", "difference", "ratio", "percent_change", "max", "min"] = Field(
         description="the arithmetic the question needs, or none"
     )
-    operands: list[int] = Field(default_factory=list, description="numbers of the listed quantities, in order")
+    operands: list[int] = Field(default_factory=list, description="bracketed indexes of the listed quantities (never their values), in order")
 
 
 def _llm_choice(step: Step, pool: Sequence[Quantity]) -> tuple[str, list[Quantity]] | None:
