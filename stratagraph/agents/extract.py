@@ -752,6 +752,8 @@ def pick(
         return Extraction(answer="", found=False, type=kind, reason=reason)
     total, _, sent, cand = best
     start, end = _widen(sent.evidence.text, cand.start, cand.end)
+    if shape.focus == "year" and cand.label == "DATE":
+        start, end = _year(sent.evidence.text, start, end)
     span = _tidy(sent.evidence.text[start:end])
     return Extraction(answer=span, found=True, sentence=sent, score=round(total, 4), type=kind,
                       reason=f"the {kind.value} in the sentence holding most of the question")  # fmt: skip
@@ -774,6 +776,13 @@ _CURRENCY = "$€£¥"
 _AFTER = re.compile(
     r"^(?:\s?%|\s(?:percent|per cent)\b|\s(?:thousand|million|billion|trillion)\b|\s?°\s?[CF]\b)", re.IGNORECASE
 )
+
+
+def _year(text: str, start: int, end: int) -> tuple[int, int]:
+    """"In what year ...": the one year a date names ("May 17, 1965" -> "1965"); a date with no year or with
+    several (a range) is kept whole."""
+    years = list(re.finditer(r"(?<!\d)(?:1[0-9]|20)\d\d(?!\d)", text[start:end]))
+    return (start + years[0].start(), start + years[0].end()) if len(years) == 1 else (start, end)
 
 
 def _widen(text: str, start: int, end: int) -> tuple[int, int]:

@@ -131,3 +131,11 @@ def test_a_person_the_tagger_typed_as_another_kind_of_name_is_still_a_person_but
     assert extract_answer("Who is the director of the Marlow Bay Transit Authority?", [person]).answer == "Ines Calder"
     council = ev("The City Council adopted the budget on June 11, 2024 by a vote of 6 to 1.")
     assert not extract_answer("Which city's council adopted the budget on June 11, 2024?", [council]).found
+
+
+def test_a_year_question_gets_the_year_of_a_full_date_and_a_range_whole() -> None:
+    born = [ev("Trent Reznor (born May 17, 1965) is an American musician who produced the soundtrack.")]
+    assert extract_answer("Trent Reznor was born in what year?", born).answer == "1965"
+    assert extract_answer("When was Trent Reznor born?", born).answer == "May 17, 1965"
+    reign = [ev("The king ruled the island from 1842 to 1861.")]
+    assert extract_answer("In what year did the king rule the island?", reign).answer == "1842 to 1861"
