@@ -222,13 +222,13 @@ class ScriptedChatServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def settings(self, home: Path, **overrides: Any) -> Settings:
-        """Settings pointing the chat model "scripted" at this server (small retries and timeout)."""
+        """Settings pointing the chat model "scripted" at this server (small retries; a timeout a loaded machine does not reach)."""
         values: dict[str, Any] = {
             "home": home,
             "llm_model": "scripted",
             "openai_base_url": self.base_url,
             "request_retries": 2,
-            "request_timeout": 5,
+            "request_timeout": 30,  # a loaded CI machine can stall the server thread for seconds
         }
         values.update(overrides)
         return Settings(**values)
