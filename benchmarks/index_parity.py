@@ -30,7 +30,9 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = "hotpotqa-100,musique-100,2wiki-101"
@@ -44,14 +46,15 @@ def _rss_mb() -> float:
     return 0.0
 
 
-def dump(datasets: list[str], strategies: list[str], store: Path) -> dict:
+def _warmed(datasets: list[str], store: Path) -> Iterator[tuple[str, Any, Any]]:
+    """Each dataset's (name, dataset, services) over its cached eval store, the embedder and spaCy loaded; a
+    dataset that cannot be read is skipped with a note; the services are closed when the caller moves on."""
     from stratagraph.config import Settings
     from stratagraph.eval.datasets import DatasetError, load_dataset
     from stratagraph.eval.retrieval import ensure_store
-    from stratagraph.retrieval import RetrievalContext, retrieve
+    from stratagraph.retrieval import RetrievalContext
     from stratagraph.services import Services
 
-    out: dict = {"datasets": {}}
     for name in datasets:
         try:
             dataset = load_dataset(name)
@@ -63,57 +66,49 @@ def dump(datasets: list[str], strategies: list[str], store: Path) -> dict:
             warm = RetrievalContext.from_services(svc)
             warm.query_vector("warm up the embedder")
             warm.nlp()("Warm up spaCy.")
-            entry: dict = {"lists": {}, "first_query_ms": {}}
-            shared = RetrievalContext.from_services(svc)
-            for strategy in strategies:
-                cold = RetrievalContext.from_services(svc)
-                started = time.perf_counter()
-                retrieve(cold, strategy, dataset.questions[0].question, k=5)
-                entry["first_query_ms"][strategy] = round((time.perf_counter() - started) * 1000, 1)
-                del cold
-                entry["lists"][strategy] = {
-                    q.id: [e.chunk_id for e in retrieve(shared, strategy, q.question, k=5).evidence]
-                    for q in dataset.questions
-                }
-                print(f"{name} {strategy}: first query {entry['first_query_ms'][strategy]} ms", file=sys.stderr)
-            entry["rss_mb_all_caches"] = _rss_mb()
-            out["datasets"][name] = entry
+            yield name, dataset, svc
         finally:
             svc.close()
+
+
+def dump(datasets: list[str], strategies: list[str], store: Path) -> dict:
+    from stratagraph.retrieval import RetrievalContext, retrieve
+
+    out: dict = {"datasets": {}}
+    for name, dataset, svc in _warmed(datasets, store):
+        entry: dict = {"lists": {}, "first_query_ms": {}}
+        shared = RetrievalContext.from_services(svc)
+        for strategy in strategies:
+            cold = RetrievalContext.from_services(svc)
+            started = time.perf_counter()
+            retrieve(cold, strategy, dataset.questions[0].question, k=5)
+            entry["first_query_ms"][strategy] = round((time.perf_counter() - started) * 1000, 1)
+            del cold
+            entry["lists"][strategy] = {
+                q.id: [e.chunk_id for e in retrieve(shared, strategy, q.question, k=5).evidence]
+                for q in dataset.questions
+            }
+            print(f"{name} {strategy}: first query {entry['first_query_ms'][strategy]} ms", file=sys.stderr)
+        entry["rss_mb_all_caches"] = _rss_mb()
+        out["datasets"][name] = entry
     return out
 
 
 def cold_pass(datasets: list[str], strategies: list[str], store: Path) -> dict:
-    from stratagraph.config import Settings
-    from stratagraph.eval.datasets import DatasetError, load_dataset
-    from stratagraph.eval.retrieval import ensure_store
     from stratagraph.retrieval import RetrievalContext, retrieve
-    from stratagraph.services import Services
 
     out: dict = {}
-    for name in datasets:
-        try:
-            dataset = load_dataset(name)
-        except DatasetError as exc:
-            print(f"skipped {name}: {exc}", file=sys.stderr)
-            continue
-        svc = Services(ensure_store(dataset, Settings(home=store)))
-        try:
-            warm = RetrievalContext.from_services(svc)
-            warm.query_vector("warm up the embedder")
-            warm.nlp()("Warm up spaCy.")
-            ctx = RetrievalContext.from_services(svc)
-            question = dataset.questions[0].question
-            before, started, firsts = _rss_mb(), time.perf_counter(), {}
-            for strategy in strategies:
-                t = time.perf_counter()
-                retrieve(ctx, strategy, question, k=5)
-                firsts[strategy] = round((time.perf_counter() - t) * 1000, 1)
-            total = round((time.perf_counter() - started) * 1000, 1)
-            out[name] = {"first_query_ms": firsts, "total_ms": total, "rss_added_mb": round(_rss_mb() - before, 1)}
-            print(f"{name}: {total} ms, +{out[name]['rss_added_mb']} MB {firsts}", file=sys.stderr)
-        finally:
-            svc.close()
+    for name, dataset, svc in _warmed(datasets, store):
+        ctx = RetrievalContext.from_services(svc)
+        question = dataset.questions[0].question
+        before, started, firsts = _rss_mb(), time.perf_counter(), {}
+        for strategy in strategies:
+            t = time.perf_counter()
+            retrieve(ctx, strategy, question, k=5)
+            firsts[strategy] = round((time.perf_counter() - t) * 1000, 1)
+        total = round((time.perf_counter() - started) * 1000, 1)
+        out[name] = {"first_query_ms": firsts, "total_ms": total, "rss_added_mb": round(_rss_mb() - before, 1)}
+        print(f"{name}: {total} ms, +{out[name]['rss_added_mb']} MB {firsts}", file=sys.stderr)
     return out
 
 

@@ -617,7 +617,7 @@ _NARROWING = frozenset({"compound", "amod", "nmod"})
 
 def _asked(lemma: str, shape: QuestionShape) -> bool:
     """Whether a sentence word (its lemma) is one of the question's content words or one of their forms."""
-    return lemma in shape.content or any(holds(frozenset({lemma}), w) for w in shape.content)
+    return lemma in shape.content or any(stem(lemma) in forms(w) for w in shape.content)
 
 
 def _peer(sent: Sentence, shape: QuestionShape, cand: Candidate) -> bool:

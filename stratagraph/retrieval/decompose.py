@@ -323,8 +323,13 @@ def _title_run_end(doc: Doc, end: int) -> int:
 def _phrase(tok: Token) -> list[int]:
     """The tokens of a noun phrase: the noun, its modifiers, its "of" objects and its own relative or participle
     clause, each whole; not what the parser hung on it beyond that (a question's trailing verb)."""
+    return _own_tokens(tok, _marked_clause(tok) if tok.pos_ == "NOUN" else None, trailing=True)
+
+
+def _own_tokens(tok: Token, clause: Token | None, trailing: bool) -> list[int]:
+    """A noun's tokens: itself, its modifiers, its "of" objects (each a :func:`_phrase`), ``clause`` whole and,
+    with ``trailing``, what is coordinated with it or hangs after it ("Alexander and the Terrible, ... Day")."""
     toks = [tok.i]
-    clause = _marked_clause(tok) if tok.pos_ == "NOUN" else None
     for child in tok.children:
         if child.dep_ in _SPAN_DEPS:
             toks.extend(t.i for t in child.subtree)
@@ -333,7 +338,7 @@ def _phrase(tok: Token) -> list[int]:
             for obj in child.children:
                 if obj.dep_ == "pobj":
                     toks.extend(_phrase(obj))
-        elif child.dep_ in ("cc", "conj", "prep") and child.i > tok.i:  # "Alexander and the Terrible, ... Day"
+        elif trailing and child.dep_ in ("cc", "conj", "prep") and child.i > tok.i:
             toks.extend(t.i for t in child.subtree)
     if clause is not None:
         toks.extend(t.i for t in clause.subtree)
@@ -341,17 +346,7 @@ def _phrase(tok: Token) -> list[int]:
 
 
 def _span(doc: Doc, head: Token, clause: Token | None) -> tuple[int, int]:
-    toks = [head.i]
-    for child in head.children:
-        if child.dep_ in _SPAN_DEPS:
-            toks.extend(t.i for t in child.subtree)
-        elif child.dep_ == "prep" and child.lower_ == "of":
-            toks.append(child.i)
-            for obj in child.children:
-                if obj.dep_ == "pobj":
-                    toks.extend(_phrase(obj))
-    if clause is not None:
-        toks.extend(t.i for t in clause.subtree)
+    toks = _own_tokens(head, clause, trailing=False)
     start, end = min(toks), max(toks) + 1
     end = _title_run_end(doc, end)
     quotes = [t.i for t in doc[start:end] if t.text in ('"', "“", "”")]
