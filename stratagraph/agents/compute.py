@@ -266,7 +266,7 @@ def yes_no(question: str, evidence: Sequence[Evidence], shape: QuestionShape | N
 
 #: the entity labels that state a value of each kind of noun "the same <noun>" asks about
 _SAME_LABELS = {"nationality": {"NORP"}, "country": {"GPE"}, "state": {"GPE"}, "city": {"GPE"}, "place": {"GPE", "LOC"},
-                "county": {"GPE"}, "region": {"GPE", "LOC"}, "year": {"DATE"}, "genre": set(), "language": {"LANGUAGE", "NORP"}}  # fmt: skip
+                "county": {"GPE"}, "province": {"GPE"}, "district": {"GPE"}, "region": {"GPE", "LOC"}, "year": {"DATE"}, "genre": set(), "language": {"LANGUAGE", "NORP"}}  # fmt: skip
 #: sentences naming a subject that are read for its values (the best-ranked ones)
 SAME_SENTENCES = 3
 
@@ -276,12 +276,16 @@ SAME_SENTENCES = 3
 _BELOW_COUNTRY = frozenset("state city county region province district town".split())
 
 
-def _values(sents: Sequence[Sentence], subject: str, labels: set[str], below_country: bool = False) -> list[tuple[str, Sentence]]:
+def _values(
+    sents: Sequence[Sentence], subject: str, labels: set[str], below_country: bool = False, noun: str = ""
+) -> list[tuple[str, Sentence]]:
     """The values of the given labels that the first sentences naming ``subject`` state (not the subject's own
-    words), normalised, each with its sentence; ``below_country``: the last place of a comma-separated list
-    of places is left out (it names the country)."""
+    words), normalised (without the ``noun`` asked about: "Jiangxi province" is "jiangxi"), each with its
+    sentence; only the values that carry the noun when some do; ``below_country``: the last place of a comma-separated list of places is left out (it names the
+    country)."""
     out: list[tuple[str, Sentence]] = []
-    own = {w.lower() for w in re.findall(r"\w+", subject)}
+    titled: list[tuple[str, Sentence]] = []  # values that carry the noun itself ("Jiangsu province")
+    own = {w.lower() for w in re.findall(r"\w+", subject)} | {noun}
     for sent in [s for s in sents if _names(s, subject)][:SAME_SENTENCES]:
         spans = sorted((a, b, label) for a, b, label in sent.spans if label in labels)
         if below_country:
@@ -294,9 +298,12 @@ def _values(sents: Sequence[Sentence], subject: str, labels: set[str], below_cou
             words = [w.lower() for w in re.findall(r"\w+", value)]
             if label == "DATE":
                 words = _YEAR.findall(value)
-            if words and not set(words) <= own:
-                out.append((" ".join(words), sent))
-    return out
+            kept = [w for w in words if w != noun]
+            if kept and not set(kept) <= own:
+                out.append((" ".join(kept), sent))
+                if noun and len(kept) < len(words):
+                    titled.append(out[-1])
+    return titled or out
 
 
 def _same(sents: Sequence[Sentence], subjects: Sequence[str], noun: str) -> Decided | None:
@@ -305,7 +312,7 @@ def _same(sents: Sequence[Sentence], subjects: Sequence[str], noun: str) -> Deci
     labels = _SAME_LABELS.get(noun)
     if not labels:
         return None
-    values = [_values(sents, subject, labels, noun in _BELOW_COUNTRY) for subject in subjects[:2]]
+    values = [_values(sents, subject, labels, noun in _BELOW_COUNTRY, noun) for subject in subjects[:2]]
     if not all(values):
         return None
     common = {v for v, _ in values[0]} & {v for v, _ in values[1]}

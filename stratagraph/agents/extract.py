@@ -102,6 +102,12 @@ _DUMP_LABELS = frozenset({"PRODUCT", "WORK_OF_ART", "EVENT", "LAW", "LANGUAGE"})
 #: the types whose answer is a name (an unlabelled run of proper nouns may be one)
 _NAMED_TYPES = frozenset({AnswerType.PERSON, AnswerType.PLACE, AnswerType.ORG, AnswerType.THING})
 
+#: things asked for whose answer is a common noun, never a name ("what position did he play": "striker")
+_COMMON_NOUNS = frozenset("position profession occupation job role instrument sport discipline trade career vocation".split())
+#: of those, the ones a person holds: answered best by an agent noun ("striker", "aviator", "vocalist")
+_HELD = frozenset("position profession occupation job role career vocation".split())
+_AGENT_NOUN = re.compile(r"[a-z]{2,}(?:er|or|ist|ian|ant)$")
+
 #: the noun after "which" / "what" -> the type it asks for
 _NOUN_TYPES: dict[str, AnswerType] = {
     **dict.fromkeys(["city", "country", "state", "town", "village", "place", "county", "region", "province", "capital", "river", "lake", "mountain", "island", "nation", "continent", "district", "neighborhood", "neighbourhood", "street", "location", "birthplace", "area", "suburb", "borough", "municipality", "parish", "peninsula", "valley", "sea", "ocean", "bay", "coast"], AnswerType.PLACE),
@@ -297,6 +303,7 @@ class Sentence:
 _SEGMENT = re.compile(r"; ([^;:]+): ")
 _ROW_SHAPE = re.compile(r"^[^;|]+(?:; [^;:]+: [^;]*)+$")  # a table row as ingestion stores it: "Label; Header: value; ..."
 _HEADER = re.compile(r"^[^|;]+(?: \| [^|;]+)+$")  # the header line before the rows: "Line item | FY2024 | ..."
+_SENTENCE_BREAK = re.compile(r"[a-z]{2}\. [A-Z]")  # one sentence ending and the next starting
 _CELL_NUMBER = re.compile(r"^[-(]?\$?\s?\d[\d,]*(?:\.\d+)?\)?%?$")
 Parsed = tuple[int, int, frozenset[str], tuple[tuple[int, int, str], ...], tuple[tuple[int, str], ...], tuple[Tok, ...]]
 
@@ -308,12 +315,15 @@ def _lemmas(doc: Any) -> frozenset[str]:
 def _is_row(line: str, header: set[str] | None) -> bool:
     """Whether a line is a stored table row: "Label; Header: value; ...", its headers the columns of the
     chunk's header line; without a header line, at least two short "Header: value" cells (a prose line
-    "a; b: c" is not a row)."""
+    "a; b: c" is not a row), a label whose brackets close and no sentence break."""
     if not _ROW_SHAPE.match(line):
         return False
     heads = [h.strip() for h in _SEGMENT.findall(line)]
     if header is not None:
         return bool(heads) and all(h in header for h in heads)
+    label = line.split("; ", 1)[0]
+    if label.count("(") != label.count(")") or _SENTENCE_BREAK.search(line):
+        return False  # prose: "Nantong (; former names: ...; Qihai dialect: ...) is a city in ... China. Located ..."
     return len(heads) >= 2 and all(len(h.split()) <= 5 for h in heads)
 
 
@@ -472,7 +482,8 @@ _DATE_ANCHOR = re.compile(
     re.IGNORECASE,
 )
 _DURATION = re.compile(
-    r"^(?:about|around|over|nearly|almost|some|more than|less than|at least|only)?\s*(?:\d[\d,.]*|a|an|one|two|three|"
+    r"^(?:about|around|over|nearly|almost|some|more than|less than|at least|only|the|next|last|past|previous|"
+    r"following|first|final)?\s*(?:\d[\d,.]*|a|an|one|two|three|"
     r"four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|several|many|few|a few|"
     r"a couple of)[\s-]+(?:years?|months?|weeks?|days?|decades?|centuries|hours?|minutes?)(?:[\s-](?:old|long))?$",
     re.IGNORECASE,
@@ -489,10 +500,14 @@ def _words(text: str) -> list[str]:
 def _restates(span: str, shape: QuestionShape, question: str) -> bool:
     """A span made only (one word) or mostly (more than half of two or more) of the question's own words:
     the question's subject restated ("City Council" for "the city whose council ...", "Kerry-Anne
-    Saxby-Junna" for "Kerry Saxby-Junna"), not its answer."""
+    Saxby-Junna" for "Kerry Saxby-Junna"), or spelled out from one of its acronyms ("National Football League"
+    for "NFL"), not its answer."""
     words = _words(span)
     if not words:
         return True
+    caps = [w for w in re.findall(r"[^\W\d_][\w'-]*", span) if w[0].isupper()]
+    if len(caps) >= 2 and "".join(w[0] for w in caps).lower() in shape.acronyms:
+        return True  # "National Football League" for "an NFL team"
     asked = (set(shape.content) | set(_words(question))) - {shape.focus}  # "the airport in Wilmington": "Wilmington Airport"
     held = sum(1 for w in words if w in asked)
     return held == len(words) or (len(words) >= 2 and held / len(words) > 0.5)
@@ -512,6 +527,8 @@ def candidates(sent: Sentence, shape: QuestionShape, questions: Sequence[str], e
     labels = LABELS[kind]
     if kind == AnswerType.THING and shape.focus not in _NATIONALITY:
         labels = labels - {"NORP"}  # "American" answers "what nationality", not "which band"
+    if kind == AnswerType.THING and shape.focus in _COMMON_NOUNS:
+        labels = frozenset()  # a noun phrase only: "a striker", not the club he plays for
     text = sent.evidence.text
     named_at = [(a, b) for a, b, lab in sent.spans if lab not in ("NP", "PROPN") and lab not in NUMERIC_LABELS]
     if kind in (AnswerType.PERSON, AnswerType.PLACE, AnswerType.ORG) and not any(lab in labels for _, _, lab in sent.spans):
@@ -524,7 +541,7 @@ def candidates(sent: Sentence, shape: QuestionShape, questions: Sequence[str], e
     out: list[Candidate] = []
     seen: set[tuple[int, int]] = set()
     for start, end, label in sent.spans:
-        unlabelled_name = label == "PROPN" and kind in _NAMED_TYPES
+        unlabelled_name = label == "PROPN" and kind in _NAMED_TYPES and bool(labels)
         if label not in labels and not unlabelled_name and not (kind == AnswerType.THING and label == "NP"):
             continue
         span = _tidy(text[start:end])
@@ -542,6 +559,8 @@ def candidates(sent: Sentence, shape: QuestionShape, questions: Sequence[str], e
             continue
         if label == "DATE" and not _is_date(span):
             continue
+        if not labels and not span.split()[-1].islower():
+            continue  # a common noun asked for: "a striker", not "the Woman" of a title
         if label in LABELS[AnswerType.NUMBER] and start > 0 and text[start - 1] == "[" and text[end : end + 1] == "]":
             continue  # a citation marker "[1]"
         seen.add((start, end))
@@ -645,6 +664,8 @@ def _peer(sent: Sentence, shape: QuestionShape, cand: Candidate) -> bool:
 
 #: nouns of a place a list of places ends with ("Beitbridge District, Matabeleland South, Zimbabwe")
 _WIDEST = frozenset("country nation".split())
+#: nouns of a place named after a smaller one in such a list, and before the country
+_WITHIN_COUNTRY = frozenset("state province region".split())
 
 
 def _list_place(sent: Sentence, cand: Candidate) -> int:
@@ -665,8 +686,8 @@ Order = tuple[bool, bool, int, bool, bool, float, int, int]
 
 def _within(sent: Sentence, shape: QuestionShape, cand: Candidate) -> Order:
     """The within-sentence order (module docstring, rule 4): not listed with the question's own names, names
-    the noun asked for, for a country the last of a list of places, carries the label the noun asks for, a
-    name over a noun phrase, nearness in the parse; in a table row the latest year's column; position (earlier first)."""
+    the noun asked for, for a country the last of a list of places, carries the label the noun asks for (for a
+    position or profession: ends with an agent noun), a name over a noun phrase, nearness in the parse; in a table row the latest year's column; position (earlier first)."""
     noun = shape.focus if shape.focus.isalpha() and shape.focus not in _HOW else ""
     words = re.findall(r"\w+", sent.evidence.text[cand.start : cand.end].lower())
     names_noun = bool(noun) and cand.label != "NP" and bool(words) and words[-1] == noun
@@ -675,7 +696,11 @@ def _within(sent: Sentence, shape: QuestionShape, cand: Candidate) -> Order:
     latest = max((int(y) for y in re.findall(r"(?:19|20)\d\d", header)), default=-1)
     near = round(_nearness(sent, shape, cand), 6)
     widest = _list_place(sent, cand) if shape.focus in _WIDEST else 0  # "which country": the list's last place
+    if shape.focus in _WITHIN_COUNTRY:  # "from what state": "Oregon" of "Portland, Oregon", after the city
+        widest = min(_list_place(sent, cand), 1)
     named = cand.label != "NP"  # a name over a noun phrase in one sentence (across sentences: _bonus)
+    if shape.focus in _HELD:  # "what position": an agent noun ("a striker") over other phrases
+        wanted = bool(words) and bool(_AGENT_NOUN.fullmatch(words[-1]))
     return not _peer(sent, shape, cand), names_noun, widest, wanted, named, near, latest, -cand.start
 
 
@@ -752,6 +777,8 @@ def pick(
         return Extraction(answer="", found=False, type=kind, reason=reason)
     total, _, sent, cand = best
     start, end = _widen(sent.evidence.text, cand.start, cand.end)
+    if shape.focus in ("year", "when") and cand.label == "DATE":
+        start, end = _range_start(sent.evidence.text, start, end)
     if shape.focus == "year" and cand.label == "DATE":
         start, end = _year(sent.evidence.text, start, end)
     span = _tidy(sent.evidence.text[start:end])
@@ -783,6 +810,21 @@ def _year(text: str, start: int, end: int) -> tuple[int, int]:
     several (a range) is kept whole."""
     years = list(re.finditer(r"(?<!\d)(?:1[0-9]|20)\d\d(?!\d)", text[start:end]))
     return (start + years[0].start(), start + years[0].end()) if len(years) == 1 else (start, end)
+
+
+_RANGE = re.compile(r"\s*(?:-{1,2}|–|—|\bto\b|\buntil\b|\btill\b|\bthrough\b)\s*")
+
+
+def _range_start(text: str, start: int, end: int) -> tuple[int, int]:
+    """"When did ...": the start of a date range ("1842 to 1997" -> "1842", "1793 -- 94" -> "1793") when that
+    start names a year itself; any other date is kept whole."""
+    m = _RANGE.search(text, start, end)
+    if m is None or m.start() == start:
+        return start, end
+    if re.search(r"(?<!\d)(?:1[0-9]|20)\d\d(?!\d)", text[start : m.start()]) is None:
+        return start, end  # "9 to 25 February 2018": the start has no year of its own
+    lead = re.match(r"(?:from|between)\s+", text[start : m.start()], re.IGNORECASE)
+    return start + (lead.end() if lead else 0), m.start()
 
 
 def _widen(text: str, start: int, end: int) -> tuple[int, int]:

@@ -23,6 +23,18 @@ def test_the_same_state_is_decided_by_the_places_stated_for_each() -> None:
     assert both is not None and both.answer == "yes"
 
 
+def test_the_same_province_compares_the_places_named_as_provinces() -> None:
+    cities = [ev("Nantong (; former names: Tongzhou; Qihai dialect: Nantung) is a prefecture-level city in Jiangsu "
+                 "province, China. It borders Yancheng and Shanghai.", 0),
+              ev("Jingdezhen is a prefecture-level city in northeastern Jiangxi province, China, bordering Anhui.", 1),
+              ev("Yancheng is a prefecture-level city in Jiangsu province, China.", 2)]  # fmt: skip
+    got = yes_no("Are Nantong and Jingdezhen situated in the same province?", cities)
+    assert got is not None and got.answer == "no"
+    assert got.computation is not None and got.computation.expression == "Nantong: jiangsu vs Jingdezhen: jiangxi"
+    both = yes_no("Are Nantong and Yancheng situated in the same province?", [cities[0], cities[2]])
+    assert both is not None and both.answer == "yes"
+
+
 def test_yes_needs_every_subject_to_hold_the_property() -> None:
     evidence = [ev("Christopher Nolan is an English-American film director.", 0),
                 ev("Sathish Kalathil is an Indian film director and producer.", 1)]  # fmt: skip
