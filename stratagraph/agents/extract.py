@@ -543,7 +543,8 @@ def candidates(sent: Sentence, shape: QuestionShape, questions: Sequence[str], e
     for start, end, label in sent.spans:
         unlabelled_name = label == "PROPN" and kind in _NAMED_TYPES and bool(labels)
         if label not in labels and not unlabelled_name and not (kind == AnswerType.THING and label == "NP"):
-            continue
+            if not (kind in _NAMED_TYPES and label not in NUMERIC_LABELS and label != "NP" and _titled(text, start, shape)):
+                continue  # not of the type asked for, nor a name the asked noun introduces ("the pop band Euphoria")
         span = _tidy(text[start:end])
         if not span or (start, end) in seen or span.casefold() in banned:
             continue
@@ -566,6 +567,16 @@ def candidates(sent: Sentence, shape: QuestionShape, questions: Sequence[str], e
         seen.add((start, end))
         out.append(Candidate(start, end, label))
     return out
+
+
+def _titled(text: str, start: int, shape: QuestionShape) -> bool:
+    """Whether the noun the question asks for introduces the span ("the pop band Euphoria", "the city of
+    Corvel", "a river called the Orla"): a name so introduced is of the type asked, whatever its label."""
+    noun = shape.focus
+    if not noun.isalpha() or noun in _HOW:
+        return False
+    before = text[max(0, start - len(noun) - 12) : start]  # the noun written in lower case: "DuPage County" is a name
+    return re.search(rf"\b{noun}s?\s+(?:(?:of|called|named)\s+)?(?:the\s+)?$", before) is not None
 
 
 def _quoted(text: str, start: int, end: int) -> bool:
@@ -690,7 +701,8 @@ def _within(sent: Sentence, shape: QuestionShape, cand: Candidate) -> Order:
     position or profession: ends with an agent noun), a name over a noun phrase, nearness in the parse; in a table row the latest year's column; position (earlier first)."""
     noun = shape.focus if shape.focus.isalpha() and shape.focus not in _HOW else ""
     words = re.findall(r"\w+", sent.evidence.text[cand.start : cand.end].lower())
-    names_noun = bool(noun) and cand.label != "NP" and bool(words) and words[-1] == noun
+    names_noun = bool(noun) and cand.label != "NP" and ((bool(words) and words[-1] == noun)
+                                                      or _titled(sent.evidence.text, cand.start, shape))
     wanted = cand.label in _NOUN_LABELS.get(noun, ())
     header = sent.columns.get(cand.start, "")
     latest = max((int(y) for y in re.findall(r"(?:19|20)\d\d", header)), default=-1)

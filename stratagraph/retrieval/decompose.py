@@ -173,10 +173,11 @@ def _possessor(tok: Token) -> Token | None:
 
 
 def _is_relative_marker(tok: Token) -> bool:
-    """who/which/whose/that, or where/when opening a relative clause ("the city where X was born")."""
+    """who/which/whose/that, or where/when opening a relative clause ("the city where X was born"); a clause
+    has a verb after its marker ("a second campus in which California city?" asks, it relates nothing)."""
     return (
         tok.tag_ in _RELATIVE_MARKERS or tok.lower_ == "that" or (tok.tag_ == "WRB" and tok.lower_ in ("where", "when"))
-    )
+    ) and any(t.pos_ in ("VERB", "AUX") for t in tok.doc[tok.i + 1 :])
 
 
 def _antecedent(clause: Token) -> Token | None:
@@ -589,8 +590,16 @@ def decompose(ctx_or_nlp: Any, query: str) -> list[SubQuery]:
         covered = {v for sq in conjuncts for v in sq.depends_on}
         out.extend(conjuncts)
         final_deps = [sq.target for sq in conjuncts] + [d for d in final_deps if d not in covered]
-    out.append(SubQuery(text=_render(doc, 0, len(doc), top_subs), target=FINAL, depends_on=final_deps, kind="final"))
-    return out
+    final = SubQuery(text=_render(doc, 0, len(doc), top_subs), target=FINAL, depends_on=final_deps, kind="final")
+    named = _NAME_OF.match(final.text)
+    if named is not None and out and out[-1].target == named.group(1):
+        # "What is the name of the band founded by X?": the band's name is the band, not one more hop
+        return [*out[:-1], out[-1].model_copy(update={"target": FINAL})]
+    return [*out, final]
+
+
+#: a final question that only asks for the name of what a sub-question found
+_NAME_OF = re.compile(r"^(?:what|which)\s+(?:is|was|are|were)\s+the\s+(?:full\s+)?names?\s+of\s+\{(var\d+)\}\s*\??$", re.IGNORECASE)
 
 
 def _crosses(coord: Coordination, chosen: Sequence[Reference]) -> bool:

@@ -163,3 +163,10 @@ def test_a_position_or_profession_is_a_common_noun_not_a_name() -> None:
     assert got.split()[-1] in ("striker", "footballer") and "Manchester" not in got
     flyer = [ev("Amy Johnson was a pioneering English aviator who flew alone from Britain to Australia.")]
     assert extract_answer("What was the profession of Amy Johnson?", flyer).answer.endswith("aviator")
+
+
+def test_a_name_the_asked_noun_introduces_is_of_the_asked_type_whatever_its_label() -> None:
+    sen = [ev("Palash Sen is an Indian singer and actor best known as the founder and frontman of India's pop band Euphoria.")]
+    assert extract_answer("Which pop band was founded by Palash Sen?", sen).answer == "Euphoria"
+    chicago = [ev("West Chicago is a city in DuPage County, Illinois, United States.")]
+    assert extract_answer("In what county is West Chicago?", chicago).answer == "DuPage County"
