@@ -127,6 +127,7 @@ _NOUN_LABELS: dict[str, frozenset[str]] = {
                     frozenset({"EVENT"})),
     **dict.fromkeys(["law", "act", "treaty", "constitution"], frozenset({"LAW"})),
     **dict.fromkeys(["product", "car", "aircraft", "plane", "ship", "vehicle", "device"], frozenset({"PRODUCT"})),
+    **dict.fromkeys(["country", "nation", "state", "city", "town", "county", "province", "capital"], frozenset({"GPE"})),
 }  # fmt: skip
 _AUXILIARIES = frozenset(["is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "can", "could", "will", "would", "should", "may", "might"])
 _QUESTION_WORDS = frozenset(["what", "which", "who", "whom", "whose", "when", "where", "why", "how"])
@@ -543,8 +544,10 @@ def candidates(sent: Sentence, shape: QuestionShape, questions: Sequence[str], e
     for start, end, label in sent.spans:
         unlabelled_name = label == "PROPN" and kind in _NAMED_TYPES and bool(labels)
         if label not in labels and not unlabelled_name and not (kind == AnswerType.THING and label == "NP"):
-            if not (kind in _NAMED_TYPES and label not in NUMERIC_LABELS and label != "NP" and _titled(text, start, shape)):
-                continue  # not of the type asked for, nor a name the asked noun introduces ("the pop band Euphoria")
+            if not (kind in _NAMED_TYPES and label not in NUMERIC_LABELS and label != "NP"
+                    and (_titled(text, start, shape) or text[start:end].split()[-1] == shape.focus)):
+                continue  # not of the type asked, nor a name the asked noun introduces or ends ("the pop band
+                # Euphoria", "Maharashtra state" typed an organisation)
         span = _tidy(text[start:end])
         if not span or (start, end) in seen or span.casefold() in banned:
             continue
@@ -562,11 +565,30 @@ def candidates(sent: Sentence, shape: QuestionShape, questions: Sequence[str], e
             continue
         if not labels and not span.split()[-1].islower():
             continue  # a common noun asked for: "a striker", not "the Woman" of a title
+        if kind == AnswerType.PLACE and _after_named_kind(sent, start, shape.focus):
+            continue  # "Jefferson County, Iowa" for "what county": Iowa is wider than a county
         if label in LABELS[AnswerType.NUMBER] and start > 0 and text[start - 1] == "[" and text[end : end + 1] == "]":
             continue  # a citation marker "[1]"
         seen.add((start, end))
         out.append(Candidate(start, end, label))
     return out
+
+
+def _after_named_kind(sent: Sentence, start: int, noun: str) -> bool:
+    """Whether the span at ``start`` follows, in a comma-separated list of places, a place whose name ends
+    with the noun asked for ("Jefferson County, Iowa" for a county): it is a wider place than that kind."""
+    if noun not in _BELOW_COUNTRY_NAMES and noun not in ("city", "town", "village"):
+        return False
+    text = sent.evidence.text
+    places = sorted((a, b) for a, b, label in sent.spans if label in ("GPE", "LOC", "FAC", "PROPN"))
+    end = start
+    for a, b in reversed([p for p in places if p[1] <= start]):
+        if text[b:end].strip() != ",":
+            return False
+        if text[a:b].split()[-1].lower() == noun and text[a:b].split()[-1][0].isupper():
+            return True
+        end = a
+    return False
 
 
 def _titled(text: str, start: int, shape: QuestionShape) -> bool:
@@ -675,6 +697,9 @@ def _peer(sent: Sentence, shape: QuestionShape, cand: Candidate) -> bool:
 
 #: nouns of a place a list of places ends with ("Beitbridge District, Matabeleland South, Zimbabwe")
 _WIDEST = frozenset("country nation".split())
+#: the last word of a place's name that says it lies within a country ("Hiran Region", "Bubi River")
+_BELOW_COUNTRY_NAMES = frozenset("region district county province prefecture department municipality township parish "
+                                 "borough river lake mountain mountains valley".split())  # fmt: skip
 #: nouns of a place named after a smaller one in such a list, and before the country
 _WITHIN_COUNTRY = frozenset("state province region".split())
 
@@ -701,9 +726,15 @@ def _within(sent: Sentence, shape: QuestionShape, cand: Candidate) -> Order:
     position or profession: ends with an agent noun), a name over a noun phrase, nearness in the parse; in a table row the latest year's column; position (earlier first)."""
     noun = shape.focus if shape.focus.isalpha() and shape.focus not in _HOW else ""
     words = re.findall(r"\w+", sent.evidence.text[cand.start : cand.end].lower())
-    names_noun = bool(noun) and cand.label != "NP" and ((bool(words) and words[-1] == noun)
-                                                      or _titled(sent.evidence.text, cand.start, shape))
     wanted = cand.label in _NOUN_LABELS.get(noun, ())
+    after = sent.evidence.text[cand.end : cand.end + len(noun) + 2]
+    names_noun = bool(noun) and cand.label != "NP" and ((bool(words) and words[-1] == noun)
+                                                      or _titled(sent.evidence.text, cand.start, shape)
+                                                      or re.match(rf" {noun}\b", after) is not None)  # "Maharashtra state"
+    follower = re.match(r"\s+([a-z]+)\b", sent.evidence.text[cand.end : cand.end + 20])
+    if shape.focus in _WIDEST and words and (words[-1] in _BELOW_COUNTRY_NAMES
+                                             or (follower is not None and follower.group(1) in _BELOW_COUNTRY_NAMES)):
+        names_noun = wanted = False  # "the Eastern Region of Uganda", "the Hiran region": a region is not the country
     header = sent.columns.get(cand.start, "")
     latest = max((int(y) for y in re.findall(r"(?:19|20)\d\d", header)), default=-1)
     near = round(_nearness(sent, shape, cand), 6)

@@ -170,3 +170,20 @@ def test_a_name_the_asked_noun_introduces_is_of_the_asked_type_whatever_its_labe
     assert extract_answer("Which pop band was founded by Palash Sen?", sen).answer == "Euphoria"
     chicago = [ev("West Chicago is a city in DuPage County, Illinois, United States.")]
     assert extract_answer("In what county is West Chicago?", chicago).answer == "DuPage County"
+
+
+def test_a_country_is_not_a_region_within_it_and_a_county_not_the_state_after_it() -> None:
+    uganda = [ev("Buyende is a town in the Eastern Region of Uganda.")]
+    assert extract_answer("Which country is Buyende located in?", uganda).answer == "Uganda"
+    somalia = [ev("Ceelmakoile is a town in the central Hiran region of Somalia.")]
+    assert extract_answer("Which country is Ceelmakoile located in?", somalia).answer == "Somalia"
+    iowa = [ev("Black Hawk Township is located in Jefferson County, Iowa.")]
+    assert extract_answer("Which county is Black Hawk Township located in?", iowa).answer == "Jefferson County"
+    only_state = [ev("Black Hawk Township lies in Jefferson County, Iowa, near the Skunk River.")]
+    got = extract_answer("Which county borders Black Hawk Township's county?", only_state, focus="Which county borders Jefferson County?")
+    assert got.answer != "Iowa"  # the state after the county is no county
+
+
+def test_a_place_written_with_the_asked_noun_is_that_kind_of_place() -> None:
+    village = [ev("Shringarpur is a small village in Ratnagiri district, Konkan, Maharashtra state, India.")]
+    assert extract_answer("Which state is Shringarpur located in?", village).answer.startswith("Maharashtra")
