@@ -24,7 +24,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from stratagraph.agents.common import Step
-from stratagraph.agents.compute import choose, yes_no
+from stratagraph.agents.compute import decide
 from stratagraph.agents.extract import Sentence, citation, extract_answer, question_shape, sentences
 from stratagraph.answers import NOT_FOUND, Answer, Citation, Computation
 from stratagraph.llm import InputTooLong
@@ -122,7 +122,7 @@ def answer_from_evidence(
         if generated is not None:
             return generated.model_copy(update={"strategy": strategy})
     shape = question_shape(focus or question)
-    decided = choose(question, evidence, question_shape(question)) or yes_no(question, evidence, question_shape(question))
+    decided = decide(question, evidence, question_shape(question))
     if decided is not None:
         step.decide(f"decided in code ({decided.computation.operation}): {decided.answer}")
         return Answer(question=question, answer=decided.answer, found=True, citations=decided.citations,

@@ -13,6 +13,9 @@ sums over aggregated line items). Every result is exact (``Decimal``) and cites 
   nationality or place the question names: "British" against "American"), or, for "the same <noun>", when
   the values of that noun's type stated for each subject have none in common (yes when they share one);
   otherwise the evidence does not settle it (not found).
+* :func:`in_common`: "what do A and B have in common?": the nationality (else the noun the copula gives:
+  "poet") that the first sentences naming each state for both; None when they share none.
+* :func:`decide`: the first of these that settles the question, or None.
 * :func:`calculate`: sum, difference, ratio, percent change, min and max over cited :class:`Amount` s.
 """
 
@@ -28,7 +31,7 @@ from stratagraph.agents.extract import AnswerType, holds, Extraction, QuestionSh
 from stratagraph.answers import Citation, Computation, Operand
 from stratagraph.retrieval.base import Evidence
 
-__all__ = ["Amount", "Decided", "calculate", "choose", "parse_number", "yes_no"]
+__all__ = ["Amount", "Decided", "calculate", "choose", "decide", "in_common", "in_common_question", "parse_number", "yes_no"]
 
 _EARLY = frozenset("first earlier earliest older oldest before sooner initially".split())
 _LATE = frozenset("later latest younger youngest newer newest after last recent recently".split())
@@ -347,6 +350,74 @@ def _other_nationality(sents: Sequence[Sentence], subjects: Sequence[str], natio
                                result="no")  # fmt: skip
             return Decided(answer="no", citations=[cite], computation=comp)
     return None
+
+
+_IN_COMMON = re.compile(r"\b(?:do|did|does)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+(?:both\s+)?(?:have|share)\s+in\s+common\b",
+                        re.IGNORECASE)
+
+
+def in_common_question(question: str) -> bool:
+    """Whether the question asks what two named things have in common."""
+    return _IN_COMMON.search(question) is not None
+
+
+def in_common(question: str, evidence: Sequence[Evidence]) -> Decided | None:
+    """"What do A and B have in common?" (module docstring): a nationality the first sentences naming each
+    subject both state, else a noun both are said to be ("an American *poet*"); None when they share none."""
+    m = _IN_COMMON.search(question)
+    if m is None:
+        return None
+    subjects = [m.group("a").strip(" ,\"'"), m.group("b").strip(" ,\"'")]
+    sents = sentences(evidence)
+    norp = [_values(sents, subject, {"NORP"}) for subject in subjects]
+    found = _shared(norp, "nationality")
+    if found is None:
+        found = _shared([_attributes(sents, subject) for subject in subjects], "kind")
+    if found is None:
+        return None
+    value, hits, what = found
+    cites = [citation(h) for h in hits]
+    comp = Computation(operation=f"deduce (shared {what})", expression=f"{subjects[0]}: {value} = {subjects[1]}: {value}",
+                       operands=[Operand(label=subj, value=Decimal(1), raw=value, citation=c)
+                                 for subj, c in zip(subjects, cites, strict=True)],
+                       result=value)  # fmt: skip
+    text = hits[0].evidence.text
+    written = next((text[a:b] for a, b, lemma, _h, _d in hits[0].tokens if lemma == value), None)
+    if written is None:
+        found_at = re.search(rf"\b{re.escape(value)}\b", hits[0].text, re.IGNORECASE)
+        written = found_at.group(0) if found_at else None
+    if written is None:
+        return None  # the answer must be written in the cited sentence
+    return Decided(answer=written, citations=_distinct(cites), computation=comp)
+
+
+def _shared(values: Sequence[list[tuple[str, Sentence]]], what: str) -> tuple[str, list[Sentence], str] | None:
+    """The first value (in the first subject's order) that every subject's list holds, with a sentence each."""
+    if len(values) != 2 or not all(values):
+        return None
+    for value, sent in values[0]:
+        other = next((s for v, s in values[1] if v == value), None)
+        if other is not None:
+            return value, [sent, other], what
+    return None
+
+
+def _attributes(sents: Sequence[Sentence], subject: str) -> list[tuple[str, Sentence]]:
+    """The nouns the first sentences naming ``subject`` say it is ("X was an American *writer* and *poet*"):
+    the copula's attribute and the nouns coordinated with it."""
+    out: list[tuple[str, Sentence]] = []
+    for sent in [s for s in sents if _names(s, subject)][:SAME_SENTENCES]:
+        toks = sent.tokens
+        for i, (_a, _b, lemma, head, dep) in enumerate(toks):
+            if dep == "attr" or (dep == "conj" and toks[head][4] == "attr" and head != i):
+                out.append((lemma, sent))
+    return out
+
+
+def decide(question: str, evidence: Sequence[Evidence], shape: QuestionShape | None = None) -> Decided | None:
+    """A choice, a yes/no or a shared property decided in code (module docstring), or None."""
+    shape = shape or question_shape(question)
+    return choose(question, evidence, shape) or yes_no(question, evidence, shape) or in_common(question, evidence)
 
 
 def _distinct(cites: Sequence[Citation]) -> list[Citation]:

@@ -39,7 +39,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from stratagraph.agents.answer import GeneratedAnswer, format_passages, quote_for
 from stratagraph.agents.common import Step, agent_node
-from stratagraph.agents.compute import calculate, choose, yes_no
+from stratagraph.agents.compute import calculate, choose, in_common, in_common_question, yes_no
 from stratagraph.agents.extract import extract_answer
 from stratagraph.agents.memory import Binding, MemoryEntry, bind, memory_text
 from stratagraph.agents.operands import (
@@ -260,13 +260,19 @@ def _text(step: Step, lf: LogicalForm, query: str, bindings: Mapping[str, Bindin
     extraction = extract_answer(step.question, graph, focus=query) if graph else None
     source = "graph"
     evidence = graph
-    if lf.broad or extraction is None or not extraction.found or extraction.score < GRAPH_ANSWERS:
+    shared = step.llm is None and in_common_question(query)  # "what do A and B have in common": decided in code
+    if shared or lf.broad or extraction is None or not extraction.found or extraction.score < GRAPH_ANSWERS:
         source = "hybrid"
         docs = step.retrieve("default", search, k=step.k * (2 if lf.broad else 1))
         seen = {e.chunk_id for e in docs}
         evidence = [*docs, *(e for e in graph if e.chunk_id not in seen)]
         extraction = extract_answer(step.question, evidence, focus=query) if evidence else None
     ids = [e.chunk_id for e in evidence]
+    decided = in_common(query, evidence) if shared else None
+    if decided is not None:
+        return Binding(var=lf.var, kind="computed", found=True, strong=True, text=decided.answer, citations=decided.citations,
+                       computation=decided.computation, question=query, source="code", note=decided.computation.expression,
+                       evidence=ids), evidence  # fmt: skip
     if step.llm is not None and evidence:
         generated = _generate(step, query, evidence, state)
         if generated is not None:

@@ -32,7 +32,7 @@ from typing import Any
 
 from stratagraph.agents.answer import answer_from_evidence, not_found, quote_for
 from stratagraph.agents.common import Step, agent_node
-from stratagraph.agents.compute import choose, yes_no
+from stratagraph.agents.compute import decide
 from stratagraph.agents.extract import AnswerType, extract_answer, question_shape
 from stratagraph.agents.think import Turn
 from stratagraph.agents.traverse import interleave
@@ -139,7 +139,7 @@ def _rule(step: Step, evidence: Sequence[Evidence], focus: str | None) -> Answer
     """The no-LLM rule of :func:`answer_from_evidence`: a choice or a yes/no decided in code, else the span."""
     question = step.question
     shape = question_shape(question)
-    decided = choose(question, evidence, shape) or yes_no(question, evidence, shape)
+    decided = decide(question, evidence, shape)
     if decided is not None:
         step.decide(f"decided in code ({decided.computation.operation}): {decided.answer}")
         return Answer(question=question, answer=decided.answer, found=True, citations=decided.citations,

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from stratagraph.agents.common import Step
-from stratagraph.agents.compute import choose, yes_no
+from stratagraph.agents.compute import decide
 from stratagraph.agents.extract import (
     MIN_RELEVANCE,
     Sentence,
@@ -53,7 +53,7 @@ def extractive_answer(
     retriever when it is one (``lesegr``), else ``default``."""
     question = step.question
     shape = question_shape(question)
-    decided = choose(question, evidence, shape) or yes_no(question, evidence, shape)
+    decided = decide(question, evidence, shape)
     if decided is not None:
         step.decide(f"decided in code ({decided.computation.operation}): {decided.answer}")
         return Answer(question=question, answer=decided.answer, found=True, citations=decided.citations,

@@ -69,3 +69,17 @@ def test_a_choice_without_a_comma_is_compared_by_dates() -> None:
                 ev("Circus Diablo was an American rock band formed in 2004.", 1)]  # fmt: skip
     got = choose("Which band was formed first The Exies or Circus Diablo?", evidence)
     assert got is not None and got.answer == "Exies" and got.computation.operation == "compare (earliest)"
+
+
+def test_what_two_names_have_in_common_is_a_nationality_or_kind_both_sentences_state() -> None:
+    from stratagraph.agents.compute import decide
+
+    both = [ev('Elwyn Brooks "E. B." White was an American writer and a contributor to The New Yorker.', 0),
+            ev("Dan Masterson (born 1934) is an American poet and professor.", 1)]  # fmt: skip
+    got = decide("What do E. B. White and Dan Masterson have in common?", both)
+    assert got is not None and got.answer == "American" and len(got.citations) == 2
+    poets = [ev("Ada Brook is a Canadian poet.", 0), ev("Ben Hale is an English poet and critic.", 1)]
+    shared = decide("What do Ada Brook and Ben Hale have in common?", poets)
+    assert shared is not None and shared.answer == "poet"
+    apart = [ev("Ada Brook is a Canadian poet.", 0), ev("Ben Hale is an English painter.", 1)]
+    assert decide("What do Ada Brook and Ben Hale have in common?", apart) is None
