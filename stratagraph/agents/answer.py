@@ -10,8 +10,8 @@ The policy, in order:
    ``{answer, found, evidence}``; the quotes are then taken from the passages it names: in each, the
    sentence that best supports its answer, so every quote is verbatim. A model that answers "found" but
    names no passage, or no usable reply, falls back to rule 3 and the trace says so;
-3. without one: a choice between two named things or a yes/no question is decided in code
-   (:mod:`stratagraph.agents.compute`); anything else is the extracted span (:mod:`stratagraph.agents.extract`),
+3. without one: a choice between two named things, a yes/no question or what two named things have in
+   common is decided in code (:func:`stratagraph.agents.compute.decide`); anything else is the extracted span (:mod:`stratagraph.agents.extract`),
    or "not found".
 """
 

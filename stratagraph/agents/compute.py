@@ -283,9 +283,10 @@ def _values(
     sents: Sequence[Sentence], subject: str, labels: set[str], below_country: bool = False, noun: str = ""
 ) -> list[tuple[str, Sentence]]:
     """The values of the given labels that the first sentences naming ``subject`` state (not the subject's own
-    words), normalised (without the ``noun`` asked about: "Jiangxi province" is "jiangxi"), each with its
-    sentence; only the values that carry the noun when some do; ``below_country``: the last place of a comma-separated list of places is left out (it names the
-    country)."""
+    words), normalised (without the ``noun`` asked about written in lower case: "Jiangxi province" is
+    "jiangxi", "New York City" stays whole), each with its sentence; only the values that carry the noun
+    when some do; ``below_country``: the last place of a comma-separated list of places is left out (it names
+    the country)."""
     out: list[tuple[str, Sentence]] = []
     titled: list[tuple[str, Sentence]] = []  # values that carry the noun itself ("Jiangsu province")
     own = {w.lower() for w in re.findall(r"\w+", subject)} | {noun}
@@ -301,7 +302,8 @@ def _values(
             words = [w.lower() for w in re.findall(r"\w+", value)]
             if label == "DATE":
                 words = _YEAR.findall(value)
-            kept = [w for w in words if w != noun]
+            # the noun written in lower case goes ("Jiangxi province"); in a name it stays ("New York City")
+            kept = [w.lower() for w in re.findall(r"\w+", value) if w != noun] if label != "DATE" else words
             if kept and not set(kept) <= own:
                 out.append((" ".join(kept), sent))
                 if noun and len(kept) < len(words):
@@ -367,7 +369,7 @@ def in_common(question: str, evidence: Sequence[Evidence]) -> Decided | None:
     m = _IN_COMMON.search(question)
     if m is None:
         return None
-    subjects = [m.group("a").strip(" ,\"'"), m.group("b").strip(" ,\"'")]
+    subjects = [re.sub(r"^(?:both|either)\s+", "", m.group(g).strip(" ,\"'"), flags=re.IGNORECASE) for g in ("a", "b")]
     sents = sentences(evidence)
     norp = [_values(sents, subject, {"NORP"}) for subject in subjects]
     found = _shared(norp, "nationality")
@@ -404,12 +406,14 @@ def _shared(values: Sequence[list[tuple[str, Sentence]]], what: str) -> tuple[st
 
 def _attributes(sents: Sequence[Sentence], subject: str) -> list[tuple[str, Sentence]]:
     """The nouns the first sentences naming ``subject`` say it is ("X was an American *writer* and *poet*"):
-    the copula's attribute and the nouns coordinated with it."""
+    the copula's attribute and the nouns coordinated with it, not a noun completed by a preposition ("a
+    *member* of the Senate" says what it is a member of, not what it is)."""
     out: list[tuple[str, Sentence]] = []
     for sent in [s for s in sents if _names(s, subject)][:SAME_SENTENCES]:
         toks = sent.tokens
         for i, (_a, _b, lemma, head, dep) in enumerate(toks):
-            if dep == "attr" or (dep == "conj" and toks[head][4] == "attr" and head != i):
+            completed = any(t[3] == i and t[4] == "prep" for t in toks)
+            if not completed and (dep == "attr" or (dep == "conj" and toks[head][4] == "attr" and head != i)):
                 out.append((lemma, sent))
     return out
 

@@ -17,7 +17,9 @@ and ``answer_sub <- Generator(lf_subquery, retri_sub)``:
   it answers when the no-LLM extraction finds a span whose sentence holds :data:`GRAPH_ANSWERS` of the
   sub-question's content words. Otherwise the ``default`` retriever's chunks come first and the graph's
   after. The sub-answer is the chat model's (prompts ``answer.system`` / ``answer.user``, quotes taken
-  verbatim from the passages it names), else the extracted span (:func:`stratagraph.agents.extract.extract_answer`).
+  verbatim from the passages it names), else the extracted span (:func:`stratagraph.agents.extract.extract_answer`);
+  without a model, "what do A and B have in common?" reads the default retriever's chunks too and is decided
+  in code (:func:`stratagraph.agents.compute.in_common`).
 
 ``Math``, ``Sort`` and the numeric ``Deduce`` run in code over the cited quantities, exactly
 (:func:`stratagraph.agents.compute.calculate`; amounts are compared and added with their scale applied and

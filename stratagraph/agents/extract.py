@@ -17,28 +17,37 @@ one documented rule that every workflow shares:
    held by a sentence that spells it out) that it holds.
 3. :func:`candidates`: the spans of a sentence that can answer: entities of the expected type (an
    unlabelled run of proper nouns counts as a name when the tagger labelled no entity there and it reads as
-   a name; a thing is any named entity or noun phrase, a nationality only when one is asked for); a date
-   states a year, a month, a decade or a century (not "today", not a duration like "five-year"); a number
-   is no citation marker ("[1]"); never a span the question contains, nor one made mostly of the
-   question's own words (the question's subject restated).
+   a name; a thing is any named entity or noun phrase, a nationality only when one is asked for; a name the
+   asked noun introduces or ends, written in lower case, is of the asked type whatever its label: "the pop
+   band Euphoria", "Maharashtra state"; a position or profession is a common noun, never a name; a county,
+   district or city is not the place listed after one: "Jefferson County, Iowa"); a date states a year, a
+   month, a decade or a century (not "today", not a duration like "the next 24 years"); a number is no
+   citation marker ("[1]"); never a span the question contains, nor one made mostly of the question's own
+   words (the question's subject restated) or spelled out from one of its acronyms ("National Football
+   League" for "NFL").
 4. :func:`pick`: the candidate of the best sentence: a sentence's score (its relevance, discounted by its
    chunk's rank, ``1 / (1 + 0.1 * rank)``, in :func:`extract_answer`; the workflow's own score in ``bag``
    and ``lesegr``) plus a small bonus for a labelled entity over an unlabelled name over a bare noun phrase
    and for a number of the measure the question names (a percentage, an amount of money, a count); in a
    table row the cell of the column the question names. Within one sentence: a named entity ending with
-   the noun asked for ("what county": "DuPage County"), then the entity label the noun asks for (a film,
-   a language...), then the span nearest the question's words in the sentence's dependency parse, then the
-   first. Numbers keep their currency sign, scale word and unit ("$1.72 million", "2.6 °C"). A sentence
+   (or introduced by, or followed by) the noun asked for ("what county": "DuPage County"; for a country
+   never a region, district, county or river), then for a country the last place of a list and for a state
+   or province a place after the first ("Portland, Oregon"), then the entity label the noun asks for (a
+   film, a language, a place for a country or city...; for a position or profession what the person plays
+   *as*, then what the copula says), then the span nearest the question's words in the sentence's
+   dependency parse, then the first. Numbers keep their currency sign, scale word and unit ("$1.72
+   million", "2.6 °C"); a "when" question answered by a date range gets its start, or its end when the
+   question asks when something ended, and "in what year" the one year of a full date. A sentence
    holding under :data:`MIN_RELEVANCE` of the question's content words (or holding them only through its
    section path) does not answer it: when no sentence reaches it the answer is "not found".
-5. Choices ("which came first, A or B?") and yes/no questions are decided in code, not picked
-   (:func:`choose` and :func:`yes_no` in :mod:`stratagraph.agents.compute`).
+5. Choices ("which came first, A or B?"), yes/no questions and "what do A and B have in common?" are
+   decided in code, not picked (:func:`stratagraph.agents.compute.decide`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -104,9 +113,8 @@ _NAMED_TYPES = frozenset({AnswerType.PERSON, AnswerType.PLACE, AnswerType.ORG, A
 
 #: things asked for whose answer is a common noun, never a name ("what position did he play": "striker")
 _COMMON_NOUNS = frozenset("position profession occupation job role instrument sport discipline trade career vocation".split())
-#: of those, the ones a person holds: answered best by an agent noun ("striker", "aviator", "vocalist")
+#: of those, the ones a person holds: said with "as" ("plays as a striker") or by the copula ("was an aviator")
 _HELD = frozenset("position profession occupation job role career vocation".split())
-_AGENT_NOUN = re.compile(r"[a-z]{2,}(?:er|or|ist|ian|ant)$")
 
 #: the noun after "which" / "what" -> the type it asks for
 _NOUN_TYPES: dict[str, AnswerType] = {
@@ -304,7 +312,6 @@ class Sentence:
 _SEGMENT = re.compile(r"; ([^;:]+): ")
 _ROW_SHAPE = re.compile(r"^[^;|]+(?:; [^;:]+: [^;]*)+$")  # a table row as ingestion stores it: "Label; Header: value; ..."
 _HEADER = re.compile(r"^[^|;]+(?: \| [^|;]+)+$")  # the header line before the rows: "Line item | FY2024 | ..."
-_SENTENCE_BREAK = re.compile(r"[a-z]{2}\. [A-Z]")  # one sentence ending and the next starting
 _CELL_NUMBER = re.compile(r"^[-(]?\$?\s?\d[\d,]*(?:\.\d+)?\)?%?$")
 Parsed = tuple[int, int, frozenset[str], tuple[tuple[int, int, str], ...], tuple[tuple[int, str], ...], tuple[Tok, ...]]
 
@@ -316,15 +323,15 @@ def _lemmas(doc: Any) -> frozenset[str]:
 def _is_row(line: str, header: set[str] | None) -> bool:
     """Whether a line is a stored table row: "Label; Header: value; ...", its headers the columns of the
     chunk's header line; without a header line, at least two short "Header: value" cells (a prose line
-    "a; b: c" is not a row), a label whose brackets close and no sentence break."""
+    "a; b: c" is not a row) and a label whose brackets close."""
     if not _ROW_SHAPE.match(line):
         return False
     heads = [h.strip() for h in _SEGMENT.findall(line)]
     if header is not None:
         return bool(heads) and all(h in header for h in heads)
     label = line.split("; ", 1)[0]
-    if label.count("(") != label.count(")") or _SENTENCE_BREAK.search(line):
-        return False  # prose: "Nantong (; former names: ...; Qihai dialect: ...) is a city in ... China. Located ..."
+    if label.count("(") != label.count(")"):
+        return False  # prose: "Nantong (; former names: ...; Qihai dialect: ...) is a city in ..."
     return len(heads) >= 2 and all(len(h.split()) <= 5 for h in heads)
 
 
@@ -483,8 +490,8 @@ _DATE_ANCHOR = re.compile(
     re.IGNORECASE,
 )
 _DURATION = re.compile(
-    r"^(?:about|around|over|nearly|almost|some|more than|less than|at least|only|the|next|last|past|previous|"
-    r"following|first|final)?\s*(?:\d[\d,.]*|a|an|one|two|three|"
+    r"^(?:(?:about|around|over|nearly|almost|some|more than|less than|at least|only|the|next|last|past|previous|"
+    r"following|first|final)\s+)*(?:\d[\d,.]*|a|an|one|two|three|"
     r"four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|several|many|few|a few|"
     r"a couple of)[\s-]+(?:years?|months?|weeks?|days?|decades?|centuries|hours?|minutes?)(?:[\s-](?:old|long))?$",
     re.IGNORECASE,
@@ -506,8 +513,7 @@ def _restates(span: str, shape: QuestionShape, question: str) -> bool:
     words = _words(span)
     if not words:
         return True
-    caps = [w for w in re.findall(r"[^\W\d_][\w'-]*", span) if w[0].isupper()]
-    if len(caps) >= 2 and "".join(w[0] for w in caps).lower() in shape.acronyms:
+    if _acronyms(span) & shape.acronyms:
         return True  # "National Football League" for "an NFL team"
     asked = (set(shape.content) | set(_words(question))) - {shape.focus}  # "the airport in Wilmington": "Wilmington Airport"
     held = sum(1 for w in words if w in asked)
@@ -545,7 +551,7 @@ def candidates(sent: Sentence, shape: QuestionShape, questions: Sequence[str], e
         unlabelled_name = label == "PROPN" and kind in _NAMED_TYPES and bool(labels)
         if label not in labels and not unlabelled_name and not (kind == AnswerType.THING and label == "NP"):
             if not (kind in _NAMED_TYPES and label not in NUMERIC_LABELS and label != "NP"
-                    and (_titled(text, start, shape) or text[start:end].split()[-1] == shape.focus)):
+                    and (_titled(text, start, shape) or _ends_with_kind(text[start:end], shape.focus))):
                 continue  # not of the type asked, nor a name the asked noun introduces or ends ("the pop band
                 # Euphoria", "Maharashtra state" typed an organisation)
         span = _tidy(text[start:end])
@@ -563,9 +569,9 @@ def candidates(sent: Sentence, shape: QuestionShape, questions: Sequence[str], e
             continue
         if label == "DATE" and not _is_date(span):
             continue
-        if not labels and not span.split()[-1].islower():
+        if not labels and not _last_word(span).islower():
             continue  # a common noun asked for: "a striker", not "the Woman" of a title
-        if kind == AnswerType.PLACE and _after_named_kind(sent, start, shape.focus):
+        if kind == AnswerType.PLACE and _after_named_kind(sent, start, end, shape.focus):
             continue  # "Jefferson County, Iowa" for "what county": Iowa is wider than a county
         if label in LABELS[AnswerType.NUMBER] and start > 0 and text[start - 1] == "[" and text[end : end + 1] == "]":
             continue  # a citation marker "[1]"
@@ -574,31 +580,54 @@ def candidates(sent: Sentence, shape: QuestionShape, questions: Sequence[str], e
     return out
 
 
-def _after_named_kind(sent: Sentence, start: int, noun: str) -> bool:
-    """Whether the span at ``start`` follows, in a comma-separated list of places, a place whose name ends
-    with the noun asked for ("Jefferson County, Iowa" for a county): it is a wider place than that kind."""
-    if noun not in _BELOW_COUNTRY_NAMES and noun not in ("city", "town", "village"):
-        return False
+#: the labels the small tagger gives a place's name (it types "Van Buren County" a person)
+_PLACE_LIKE = ("GPE", "LOC", "FAC", "PROPN", "PERSON", "ORG")
+
+
+def _listed_before(sent: Sentence, start: int, labels: tuple[str, ...]) -> Iterator[str]:
+    """The places before the span at ``start`` in the comma-separated list of places it ends, nearest first
+    ("Gwanda District, Matabeleland South, Zimbabwe": for Zimbabwe, Matabeleland South then Gwanda District)."""
     text = sent.evidence.text
-    places = sorted((a, b) for a, b, label in sent.spans if label in ("GPE", "LOC", "FAC", "PROPN"))
+    places = sorted({(a, b) for a, b, label in sent.spans if label in labels})
     end = start
     for a, b in reversed([p for p in places if p[1] <= start]):
         if text[b:end].strip() != ",":
-            return False
-        if text[a:b].split()[-1].lower() == noun and text[a:b].split()[-1][0].isupper():
-            return True
+            return
+        yield text[a:b]
         end = a
-    return False
+
+
+def _last_word(text: str) -> str:
+    words = text.split()
+    return words[-1] if words else ""
+
+
+def _ends_with_kind(span: str, noun: str) -> bool:
+    """Whether a name ends with the noun asked for: in lower case ("Maharashtra state"), or capitalised for a
+    kind of place within a country ("Van Buren County", "Orla River"; not "Today's Country")."""
+    last = _last_word(span)
+    return bool(noun) and (last == noun or (noun in _BELOW_COUNTRY_NAMES and last == noun.capitalize()))
+
+
+def _after_named_kind(sent: Sentence, start: int, end: int, noun: str) -> bool:
+    """Whether the span [start, end) follows, in a comma-separated list of places, a place whose name ends
+    with the noun asked for ("Jefferson County, Iowa" for a county) and does not end with it itself: a place
+    wider than that kind."""
+    if noun not in _BELOW_COUNTRY_NAMES and noun not in ("city", "town", "village"):
+        return False
+    if _last_word(sent.evidence.text[start:end]).lower() == noun:
+        return False  # "Polk County, Story County": a second county of a list
+    return any(_last_word(p) == noun.capitalize() for p in _listed_before(sent, start, _PLACE_LIKE))
 
 
 def _titled(text: str, start: int, shape: QuestionShape) -> bool:
     """Whether the noun the question asks for introduces the span ("the pop band Euphoria", "the city of
     Corvel", "a river called the Orla"): a name so introduced is of the type asked, whatever its label."""
     noun = shape.focus
-    if not noun.isalpha() or noun in _HOW:
+    if not noun.isalpha() or noun in _HOW or noun in _QUESTION_WORDS:
         return False
-    before = text[max(0, start - len(noun) - 12) : start]  # the noun written in lower case: "DuPage County" is a name
-    return re.search(rf"\b{noun}s?\s+(?:(?:of|called|named)\s+)?(?:the\s+)?$", before) is not None
+    before = text[max(0, start - len(noun) - 30) : start]  # the noun in lower case: "DuPage County" is a name
+    return re.search(rf"(?<!\w){noun}s?\s+(?:(?:of|called|named)\s+)?(?:the\s+)?$", before) is not None
 
 
 def _quoted(text: str, start: int, end: int) -> bool:
@@ -707,23 +736,29 @@ _WITHIN_COUNTRY = frozenset("state province region".split())
 def _list_place(sent: Sentence, cand: Candidate) -> int:
     """How many places come before the candidate in a comma-separated list of places it ends ("Gwanda District,
     Zimbabwe": 1 for Zimbabwe), 0 when it is not in one."""
-    text = sent.evidence.text
-    places = sorted((a, b) for a, b, label in sent.spans if label in ("GPE", "LOC"))
-    n, end = 0, cand.start
-    for a, b in reversed([p for p in places if p[1] <= cand.start]):
-        if text[b:end].strip() != ",":
-            break
-        n, end = n + 1, a
-    return n
+    return sum(1 for _ in _listed_before(sent, cand.start, ("GPE", "LOC")))
 
 
-Order = tuple[bool, bool, int, bool, bool, float, int, int]
+Order = tuple[bool, bool, int, int, bool, float, int, int]
+
+
+def _held_role(sent: Sentence, cand: Candidate) -> int:
+    """2 for the object of "as" ("plays as a *striker*"), 1 for the copula's attribute ("was a pioneering
+    *aviator*"), 0 for any other phrase."""
+    toks = sent.tokens
+    root, _ = _root(toks, cand)
+    if root < 0:
+        return 0
+    dep, head = toks[root][4], toks[root][3]
+    if dep == "pobj" and toks[head][2] == "as":
+        return 2
+    return 1 if dep in ("attr", "appos") else 0
 
 
 def _within(sent: Sentence, shape: QuestionShape, cand: Candidate) -> Order:
     """The within-sentence order (module docstring, rule 4): not listed with the question's own names, names
     the noun asked for, for a country the last of a list of places, carries the label the noun asks for (for a
-    position or profession: ends with an agent noun), a name over a noun phrase, nearness in the parse; in a table row the latest year's column; position (earlier first)."""
+    position or profession: :func:`_held_role`), a name over a noun phrase, nearness in the parse; in a table row the latest year's column; position (earlier first)."""
     noun = shape.focus if shape.focus.isalpha() and shape.focus not in _HOW else ""
     words = re.findall(r"\w+", sent.evidence.text[cand.start : cand.end].lower())
     wanted = cand.label in _NOUN_LABELS.get(noun, ())
@@ -742,8 +777,8 @@ def _within(sent: Sentence, shape: QuestionShape, cand: Candidate) -> Order:
     if shape.focus in _WITHIN_COUNTRY:  # "from what state": "Oregon" of "Portland, Oregon", after the city
         widest = min(_list_place(sent, cand), 1)
     named = cand.label != "NP"  # a name over a noun phrase in one sentence (across sentences: _bonus)
-    if shape.focus in _HELD:  # "what position": an agent noun ("a striker") over other phrases
-        wanted = bool(words) and bool(_AGENT_NOUN.fullmatch(words[-1]))
+    if shape.focus in _HELD:  # "what position": what the person plays or serves *as*, else what the copula says
+        wanted = _held_role(sent, cand)
     return not _peer(sent, shape, cand), names_noun, widest, wanted, named, near, latest, -cand.start
 
 
@@ -821,7 +856,7 @@ def pick(
     total, _, sent, cand = best
     start, end = _widen(sent.evidence.text, cand.start, cand.end)
     if shape.focus in ("year", "when") and cand.label == "DATE":
-        start, end = _range_start(sent.evidence.text, start, end)
+        start, end = _range_point(sent.evidence.text, start, end, asked)
     if shape.focus == "year" and cand.label == "DATE":
         start, end = _year(sent.evidence.text, start, end)
     span = _tidy(sent.evidence.text[start:end])
@@ -851,22 +886,31 @@ _AFTER = re.compile(
 def _year(text: str, start: int, end: int) -> tuple[int, int]:
     """"In what year ...": the one year a date names ("May 17, 1965" -> "1965"); a date with no year or with
     several (a range) is kept whole."""
-    years = list(re.finditer(r"(?<!\d)(?:1[0-9]|20)\d\d(?!\d)", text[start:end]))
-    return (start + years[0].start(), start + years[0].end()) if len(years) == 1 else (start, end)
+    years = list(_A_YEAR.finditer(text, start, end))
+    return (years[0].start(), years[0].end()) if len(years) == 1 else (start, end)
 
 
-_RANGE = re.compile(r"\s*(?:-{1,2}|–|—|\bto\b|\buntil\b|\btill\b|\bthrough\b)\s*")
+#: the separator of a date range: "to", "until", a dash, a spaced hyphen, or a hyphen between a year and the
+#: next ("1990-1995", "1793-94"; not inside an ISO date "1965-05-17")
+_RANGE = re.compile(r"\s*(?:--|–|—|\bto\b|\buntil\b|\btill\b|\bthrough\b)\s*|\s+-\s+|(?<=\d{4})-(?=(?:\d{4}|\d{2})(?![-\d]))")
+_A_YEAR = re.compile(r"(?<!\d)(?:1[0-9]|20)\d\d(?!\d)")
+#: words of a question that asks when something ended ("when did it cease to be a colony")
+_ENDING = frozenset("end ended ends cease ceased stop stopped leave left dissolve dissolved close closed finish "
+                    "finished abolish abolished until".split())  # fmt: skip
 
 
-def _range_start(text: str, start: int, end: int) -> tuple[int, int]:
-    """"When did ...": the start of a date range ("1842 to 1997" -> "1842", "1793 -- 94" -> "1793") when that
-    start names a year itself; any other date is kept whole."""
+def _range_point(text: str, start: int, end: int, question: str) -> tuple[int, int]:
+    """"When did ...": one end of a date range, the start ("1842 to 1997" -> "1842", "1793 -- 94" -> "1793")
+    or, when the question asks when something ended, the end; only an end that names a year itself, else the
+    date is kept whole ("9 to 25 February 2018")."""
     m = _RANGE.search(text, start, end)
-    if m is None or m.start() == start:
+    if m is None or m.start() == start or m.end() == end:
         return start, end
-    if re.search(r"(?<!\d)(?:1[0-9]|20)\d\d(?!\d)", text[start : m.start()]) is None:
-        return start, end  # "9 to 25 February 2018": the start has no year of its own
-    lead = re.match(r"(?:from|between)\s+", text[start : m.start()], re.IGNORECASE)
+    if _ENDING & set(re.findall(r"[a-z]+", question.lower())):
+        return (m.end(), end) if _A_YEAR.search(text, m.end(), end) else (start, end)
+    if _A_YEAR.search(text, start, m.start()) is None:
+        return start, end
+    lead = re.match(r"from\s+", text[start : m.start()], re.IGNORECASE)
     return start + (lead.end() if lead else 0), m.start()
 
 

@@ -17,7 +17,7 @@ the no-LLM rule below. Passages that do not fit the model's context are halved u
 then the rule).
 
 **Without one** (§4.3 with an extractive answer in place of §4.3.4's generation): the no-LLM answer of
-:func:`answer_from_evidence` (a choice or a yes/no decided in code over the whole question; else the span of
+:func:`answer_from_evidence` (a choice, a yes/no or a shared property decided in code over the whole question; else the span of
 the expected answer type) read from the *last bound sub-question* (``focus``, set by the think step when the
 final sub-question is still a question), over the last turn's passages first and then the earlier turns',
 newest first. When that finds nothing, the original question is read over the same passages. A found answer
@@ -136,7 +136,8 @@ def _grounded(step: Step, answer: Answer, evidence: Sequence[Evidence]) -> Answe
 
 
 def _rule(step: Step, evidence: Sequence[Evidence], focus: str | None) -> Answer:
-    """The no-LLM rule of :func:`answer_from_evidence`: a choice or a yes/no decided in code, else the span."""
+    """The no-LLM rule of :func:`answer_from_evidence`: a choice, a yes/no or a shared property decided in code
+    (:func:`~stratagraph.agents.compute.decide`), else the span."""
     question = step.question
     shape = question_shape(question)
     decided = decide(question, evidence, shape)

@@ -4,7 +4,8 @@ through a named bridge when that sentence leaves part of the question open.
 The sentences come scored by the workflow (``lesegr``: its extracts, by their share of the question's words
 and their subgraph's rank; ``bag``: the evidence sentences, by their share and their chunk's rank). The rule:
 
-1. choices and yes/no questions are decided in code (:mod:`stratagraph.agents.compute`);
+1. choices, yes/no questions and "what do A and B have in common" are decided in code
+   (:func:`stratagraph.agents.compute.decide`);
 2. :func:`pick_span`: the shared rule of every workflow (:func:`stratagraph.agents.extract.pick`) over these
    scores: the best-scored sentence's span of the expected answer type that the question does not contain (a
    labelled entity, or a number of the measure asked, a little ahead); within it a named entity ending with

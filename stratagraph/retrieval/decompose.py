@@ -594,12 +594,12 @@ def decompose(ctx_or_nlp: Any, query: str) -> list[SubQuery]:
     named = _NAME_OF.match(final.text)
     if named is not None and out and out[-1].target == named.group(1):
         # "What is the name of the band founded by X?": the band's name is the band, not one more hop
-        return [*out[:-1], out[-1].model_copy(update={"target": FINAL})]
+        return [*out[:-1], out[-1].model_copy(update={"target": FINAL, "kind": "final"})]
     return [*out, final]
 
 
 #: a final question that only asks for the name of what a sub-question found
-_NAME_OF = re.compile(r"^(?:what|which)\s+(?:is|was|are|were)\s+the\s+(?:full\s+)?names?\s+of\s+\{(var\d+)\}\s*\??$", re.IGNORECASE)
+_NAME_OF = re.compile(r"^(?:what|which)(?:\s+(?:is|was|are|were)|'s)\s+the\s+(?:full\s+)?names?\s+of\s+\{(var\d+)\}\s*\??$", re.IGNORECASE)
 
 
 def _crosses(coord: Coordination, chosen: Sequence[Reference]) -> bool:

@@ -33,6 +33,9 @@ def test_the_same_province_compares_the_places_named_as_provinces() -> None:
     assert got.computation is not None and got.computation.expression == "Nantong: jiangsu vs Jingdezhen: jiangxi"
     both = yes_no("Are Nantong and Yancheng situated in the same province?", [cities[0], cities[2]])
     assert both is not None and both.answer == "yes"
+    boroughs = [ev("Brooklyn is a borough of New York City.", 0), ev("Albany is the capital of New York state.", 1)]
+    apart = yes_no("Are Brooklyn and Albany in the same city?", boroughs)
+    assert apart is not None and apart.answer == "no"  # "New York City" is a name: its "City" stays
 
 
 def test_yes_needs_every_subject_to_hold_the_property() -> None:
@@ -83,3 +86,5 @@ def test_what_two_names_have_in_common_is_a_nationality_or_kind_both_sentences_s
     assert shared is not None and shared.answer == "poet"
     apart = [ev("Ada Brook is a Canadian poet.", 0), ev("Ben Hale is an English painter.", 1)]
     assert decide("What do Ada Brook and Ben Hale have in common?", apart) is None
+    members = [ev("Ada Brook was a member of the Senate.", 0), ev("Ben Hale was a member of the band.", 1)]
+    assert decide("What do both Ada Brook and Ben Hale have in common?", members) is None
