@@ -219,10 +219,10 @@ def yes_no(question: str, evidence: Sequence[Evidence], shape: QuestionShape | N
         return None
     from stratagraph.text.nlp import NUMERIC_LABELS, load_nlp
 
-    from stratagraph.agents.extract import _last_sentence
+    from stratagraph.text.question import last_sentence
 
     doc = load_nlp()(question)
-    asked_from = len(question) - len(_last_sentence(question))  # "X has an OBE. Does Y also have one?": Y
+    asked_from = len(question) - len(last_sentence(question))  # "X has an OBE. Does Y also have one?": Y
     named = [e for e in doc.ents if e.label_ not in NUMERIC_LABELS and e.start_char >= asked_from]
     nationalities = [e.text for e in named if e.label_ == "NORP"]
     spans = [(e.start, e.end) for e in named if e.label_ != "NORP"]

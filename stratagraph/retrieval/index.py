@@ -79,6 +79,7 @@ class GraphIndex:
     fact_confidence: np.ndarray  # conf in [0, 1] (1 when missing or unreadable; BiG-RAG §3)
     fact_docs: list[tuple[str, ...]]
     edges: dict[EdgeType, list[EdgeRow]] = field(default_factory=dict)
+    entity_type: list[str] = field(default_factory=list)  # the entity's tagger label ("PERSON", "GPE"; "PROPN": none)
 
     # ---------------------------------------------------------------- building
     @classmethod
@@ -88,7 +89,7 @@ class GraphIndex:
         docs = graph.node_tuples(NodeLabel.DOCUMENT, ["title", "source", "metadata"])
         secs = graph.node_tuples(NodeLabel.SECTION, ["doc_id", "title", "order", "doc_ids"])
         chunks = graph.node_tuples(NodeLabel.CHUNK, ["doc_id", "section_id", "doc_ids"])
-        entities = graph.node_tuples(NodeLabel.ENTITY, [])
+        entities = graph.node_tuples(NodeLabel.ENTITY, ["type"])
         facts = graph.node_tuples(NodeLabel.FACT, ["confidence", "doc_ids"])
         edges: dict[EdgeType, list[EdgeRow]] = defaultdict(list)
         for row in graph.edge_tuples(list(EdgeType)):
@@ -107,6 +108,7 @@ class GraphIndex:
             chunk_doc=[_text(c[1] or (c[3][0] if c[3] else "")) for c in chunks],
             chunk_section=[_text(c[2]) for c in chunks],
             entities=NodeTable.of(e[0] for e in entities),
+            entity_type=[_text(e[1]) for e in entities],
             facts=NodeTable.of(f[0] for f in facts),
             fact_confidence=np.array([confidence(f[1]) for f in facts], dtype=np.float64),
             fact_docs=[tuple(f[2] or ()) for f in facts],

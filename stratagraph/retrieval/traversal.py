@@ -34,8 +34,10 @@ What the paper leaves open, fixed here:
   (``DESCRIBED_BY``) and the answers bound to the variables in its text (ReplaceVariables); a quoted page's
   facts join its R_0. ``ExtractAnswer`` is the paper's "simple heuristic" option (:func:`extract_answers`):
   the entities of the top facts that the sub-question did not start from, scored ``score(r)·specificity(e)``
-  (``log(N/deg(e))/log(N)``: a hub is rarely the answer), the best :attr:`TraversalSettings.answer_candidates` within
-  :attr:`TraversalSettings.answer_ratio` of the first.
+  (``log(N/deg(e))/log(N)``: a hub is rarely the answer), weighed down when the sub-question asks for a
+  person, place or organisation and the entity's tagger label says otherwise ("What is the birthplace of
+  X?" binds the town X was born in, not the company X founded), the best
+  :attr:`TraversalSettings.answer_candidates` within :attr:`TraversalSettings.answer_ratio` of the first.
 
 Chunks (:func:`chunk_ranking`): a quoted page's chunks score 1, a seed's own page (``DESCRIBED_BY`` ->
 Document/Section -> chunks) its seed weight, and a fact's supporting chunks (``SUPPORTED_BY``) the fact's
@@ -48,7 +50,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -61,6 +63,7 @@ from stratagraph.retrieval.dual_path import fuse_rankings
 from stratagraph.retrieval.index import GraphIndex
 from stratagraph.retrieval.query_linking import QueryLinks, link_query
 from stratagraph.schema import EdgeType
+from stratagraph.text.question import LABELS, AnswerType, question_shape
 
 class TraversalSettings(BaseModel):
     """What Algorithm 4 and ExtractAnswer leave open (the per-class H and K are the paper's, classify.py)."""
@@ -100,6 +103,7 @@ class BipartiteIndex:
     page_chunks: dict[str, tuple[str, ...]]  # Document/Section id -> its chunks
     page_entities: dict[str, tuple[int, ...]]  # Document/Section id -> the entities it describes
     chunk_facts: dict[str, tuple[int, ...]]  # chunk -> the facts it supports
+    entity_type: dict[int, str] = field(default_factory=dict)  # the entity's tagger label, when known
 
     @property
     def entity_degree(self) -> np.ndarray:
@@ -163,6 +167,7 @@ class BipartiteIndex:
             page_chunks={**ix.doc_chunks, **ix.section_chunks},
             page_entities={p: tuple(sorted(entity_pos[e] for e in es)) for p, es in describes.items()},
             chunk_facts=_chunk_facts(supports),
+            entity_type={entity_pos[e]: t for e, t in zip(ix.entities.ids, ix.entity_type, strict=False) if e in entity_pos and t},
         )
 
 
@@ -480,16 +485,33 @@ def assign_seeds(links: QueryLinks, subs: Sequence[SubQuery]) -> list[Seeds]:
     return out
 
 
+#: ExtractAnswer's weight of a candidate the tagger gave no label (an unlabelled name) and of one whose label
+#: is not of the type the sub-question asks for (ours; 0.8 / 0.5 measured against 1 / 0.3 and 0.6 / 0: the
+#: same recall@5 on the shared sets, hit@1 on the encyclopedia set kept; BENCHMARKS.md, issue 9)
+TYPE_UNKNOWN = 0.8
+TYPE_MISMATCH = 0.5
+
+
+def expected_labels(question: str) -> frozenset[str]:
+    """The entity labels that answer a sub-question asking for a person, a place or an organisation
+    (:func:`stratagraph.text.question.question_shape`); empty for any other question."""
+    shape = question_shape(question)
+    return LABELS[shape.type] if shape.type in (AnswerType.PERSON, AnswerType.PLACE, AnswerType.ORG) else frozenset()
+
+
 def extract_answers(
     index: BipartiteIndex,
     trace: TraversalTrace,
     exclude: Iterable[str],
     limit: int = SETTINGS.answer_candidates,
     ratio: float | None = None,
+    expected: frozenset[str] = frozenset(),
 ) -> dict[str, float]:
     """ExtractAnswer (§4.3.3, "simple heuristic"): entities of the top facts other than the ones the
-    sub-question starts from, scored ``score(r) · specificity(e)``; the best ``limit`` that score at least
-    ``ratio`` times the best one."""
+    sub-question starts from, scored ``score(r) · specificity(e)``, times :data:`TYPE_UNKNOWN` or
+    :data:`TYPE_MISMATCH` when the sub-question asks for a person, place or organisation (``expected``, its
+    labels) and the entity's label is none or another; the best ``limit`` that score at least ``ratio``
+    times the best one."""
     ratio = SETTINGS.answer_ratio if ratio is None else ratio
     skip = set(exclude)
     cands: dict[str, float] = {}
@@ -499,6 +521,9 @@ def extract_answers(
             if eid in skip:
                 continue
             s = hit.score * index.specificity(int(e))
+            if expected:
+                t = index.entity_type.get(int(e), "")
+                s *= 1.0 if t in expected else TYPE_UNKNOWN if t in ("", "PROPN") else TYPE_MISMATCH
             if s > cands.get(eid, 0.0):
                 cands[eid] = s
     best = ranked(cands, limit)
@@ -542,7 +567,7 @@ def run_sub_queries(
             how = "relations"
             initial = _relation_path(index, rel, params.target_relations, allowed_facts)
         trace = expand(index, start, params, rel, initial=initial, allowed_facts=allowed_facts)
-        bound = extract_answers(index, trace, start)
+        bound = extract_answers(index, trace, start, expected=expected_labels(sq.render({})))
         bindings[sq.target] = bound
         runs.append(
             SubQueryRun(sub_query=sq, seeds=start, pages=list(own.pages), start=how, trace=trace, bindings=bound)

@@ -209,3 +209,18 @@ def test_a_store_without_facts_falls_back_to_the_dense_ranking(builder):
     res = retrieve(ctx, "traversal", q, k=2)
     assert [e.chunk_id for e in res.evidence] == [e.chunk_id for e in retrieve(ctx, "vector", q, k=2).evidence]
     assert res.context["graph_chunks"] == [] and all(not r["ranked"] for r in res.context["runs"])
+
+
+def test_extract_answer_prefers_the_type_the_sub_question_asks_for(ctx):
+    from stratagraph.retrieval.traversal import expected_labels
+
+    index = load_index(ctx)
+    assert index.entity_type[index.entity_pos["ent:ostrava"]] == "GPE"
+    trace = expand(index, {"ent:mara quill": 1.0}, PARAMS[Complexity.SIMPLE])  # her facts: Blue Harbor, Ostrava
+    untyped = extract_answers(index, trace, ["ent:mara quill"], ratio=0.0)
+    typed = extract_answers(index, trace, ["ent:mara quill"], ratio=0.0,
+                            expected=expected_labels("What is the birthplace of Mara Quill?"))  # fmt: skip
+    assert expected_labels("What is the birthplace of Mara Quill?") == frozenset({"GPE", "LOC", "FAC"})
+    assert expected_labels("What year was Blue Harbor made?") == frozenset()
+    assert typed["ent:ostrava"] == pytest.approx(untyped["ent:ostrava"])  # a place: unchanged
+    assert typed["ent:blue harbor"] == pytest.approx(untyped["ent:blue harbor"] * 0.5)  # a work of art: halved
