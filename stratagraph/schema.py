@@ -295,7 +295,8 @@ class IngestReport(BaseModel):
 #: so a shared node's visible props are a function of the documents it has, never of the write order.
 BY_DOC = "by_doc"
 
-_WEAK_TYPES = frozenset({"THING", "PROPN", "ITEM", "COREF", "LINE_ITEM"})
+#: entity types that say nothing of what an entity is (no label, an unlabelled name, a line item)
+WEAK_TYPES = frozenset({"THING", "PROPN", "ITEM", "COREF", "LINE_ITEM"})
 
 
 def _top(counts: dict[str, int], prefer: Any = None) -> str | None:
@@ -331,7 +332,7 @@ def _entity_props(props: dict[str, Any]) -> dict[str, Any]:
             aliases.append(alias)
     out.update(
         name=name,
-        type=_top(types, prefer=lambda t: t in _WEAK_TYPES) or props.get("type") or "THING",
+        type=_top(types, prefer=lambda t: t in WEAK_TYPES) or props.get("type") or "THING",
         aliases=sorted(aliases),
         description=description or props.get("description", ""),
         keys=sorted(keys),

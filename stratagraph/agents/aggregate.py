@@ -95,6 +95,7 @@ from stratagraph.retrieval.base import Evidence, Scored, rrf
 from stratagraph.retrieval.bottom_up import BottomUpParams, Community, ScoredFact
 from stratagraph.retrieval.calibration import cosine_floors
 from stratagraph.text.nlp import load_nlp
+from stratagraph.text.question import QUESTION_WORDS
 
 __all__ = [
     "SLOT_FIT",
@@ -215,7 +216,7 @@ _OP_WORDS = frozenset(
     fall drop decline ratio percent percentage time times much many amount value figure number between
     versus vs compare compared than""".split()
 )  # fmt: skip
-_QUESTION_WORDS = frozenset("what which who whom whose when where why how".split())
+_QUESTION_WORDS = QUESTION_WORDS
 _BOUNDARY_POS = frozenset({"VERB", "AUX", "ADP", "SCONJ", "CCONJ", "PRON", "PUNCT", "SYM", "INTJ"})
 _NOUNISH = frozenset({"NOUN", "PROPN", "NUM"})
 

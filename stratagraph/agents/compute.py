@@ -30,6 +30,7 @@ from typing import Any, Literal
 from stratagraph.agents.extract import AnswerType, holds, Extraction, QuestionShape, Sentence, citation, question_shape, sentences
 from stratagraph.answers import Citation, Computation, Operand
 from stratagraph.retrieval.base import Evidence
+from stratagraph.text.question import last_sentence
 
 __all__ = ["Amount", "Decided", "calculate", "choose", "decide", "in_common", "in_common_question", "parse_number", "yes_no"]
 
@@ -218,8 +219,6 @@ def yes_no(question: str, evidence: Sequence[Evidence], shape: QuestionShape | N
     if shape.type != AnswerType.YES_NO:
         return None
     from stratagraph.text.nlp import NUMERIC_LABELS, load_nlp
-
-    from stratagraph.text.question import last_sentence
 
     doc = load_nlp()(question)
     asked_from = len(question) - len(last_sentence(question))  # "X has an OBE. Does Y also have one?": Y

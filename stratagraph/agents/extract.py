@@ -58,6 +58,7 @@ from stratagraph.retrieval.base import Evidence
 from stratagraph.retrieval.porter import stem
 from stratagraph.text.nlp import NUMERIC_LABELS, load_nlp
 from stratagraph.text.question import (
+    HOW_NUMBER,
     LABELS,
     MEASURE_LABELS,
     QUESTION_WORDS,
@@ -610,7 +611,7 @@ def _within(sent: Sentence, shape: QuestionShape, cand: Candidate) -> Order:
     return not _peer(sent, shape, cand), names_noun, widest, wanted, named, near, latest, -cand.start
 
 
-_HOW = frozenset(["many", "much", "long", "old", "far", "tall", "big", "large", "high", "deep", "wide", "who", "whom", "whose", "where", "when"])
+_HOW = HOW_NUMBER | {"who", "whom", "whose", "where", "when"}
 
 
 def _bonus(sent: Sentence, shape: QuestionShape, cand: Candidate) -> float:

@@ -1,8 +1,8 @@
 """The one graph index every strategy and tool reads: built once per graph generation from narrow reads.
 
 :class:`GraphIndex` is read with one ``node_tuples`` call per label (ids and the few properties an index
-needs: a chunk's document and section, a fact's confidence and documents, a section's parent data; never
-chunk text) and one ``edge_tuples`` call for every edge type, so it costs the same light reads on every
+needs: a chunk's document and section, a fact's confidence and documents, a section's parent data, an
+entity's type; never chunk text) and one ``edge_tuples`` call for every edge type, so it costs the same light reads on every
 backend. It holds
 
 * the node tables (ids sorted, positions by id) with those properties;
@@ -79,7 +79,7 @@ class GraphIndex:
     fact_confidence: np.ndarray  # conf in [0, 1] (1 when missing or unreadable; BiG-RAG §3)
     fact_docs: list[tuple[str, ...]]
     edges: dict[EdgeType, list[EdgeRow]] = field(default_factory=dict)
-    entity_type: list[str] = field(default_factory=list)  # the entity's tagger label ("PERSON", "GPE"; "PROPN": none)
+    entity_type: list[str] = field(default_factory=list)  # the entity's type ("PERSON", "GPE", an LLM's "LOCATION"...)
 
     # ---------------------------------------------------------------- building
     @classmethod

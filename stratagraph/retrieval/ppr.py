@@ -97,6 +97,7 @@ class PPRParams(BaseModel):
     )
     specificity_scale: int = Field(
         1000,
+        ge=2,
         description="ours (issue 9): the narrowing that counts as fully specific, in documents: an entity found in "
         "1 document of 1000 (or 10 of 10000) has specificity 1; 1 of 8 has 0.22, not the 0.68 that scaling by "
         "the store's own size gave (measured: musique-100 73.4 -> 74.2, the document sets' recall unchanged)",
@@ -242,7 +243,7 @@ def fusion_weights(wg: WalkGraph, links: QueryLinks, params: PPRParams) -> list[
     return [weights[0] * s, 1.0 - s, weights[2], 0.0, 0.0, weights[5] * s]
 
 
-def document_specificity(wg: WalkGraph, links: QueryLinks, scale: int = 1000) -> float:
+def document_specificity(wg: WalkGraph, links: QueryLinks, scale: int) -> float:
     """How few documents the entities the question names exactly appear in, in [0, 1]: the largest
     ``ln((D + 1) / (df + 1)) / ln(scale)`` over them, capped at 1 (``df`` the documents mentioning it, ``D``
     all documents): how far the name narrows the store, against narrowing ``scale`` documents to one. In a

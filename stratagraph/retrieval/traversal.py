@@ -35,7 +35,7 @@ What the paper leaves open, fixed here:
   facts join its R_0. ``ExtractAnswer`` is the paper's "simple heuristic" option (:func:`extract_answers`):
   the entities of the top facts that the sub-question did not start from, scored ``score(r)·specificity(e)``
   (``log(N/deg(e))/log(N)``: a hub is rarely the answer), weighed down when the sub-question asks for a
-  person, place or organisation and the entity's tagger label says otherwise ("What is the birthplace of
+  person, place or organisation and the entity's type says otherwise ("What is the birthplace of
   X?" binds the town X was born in, not the company X founded), the best
   :attr:`TraversalSettings.answer_candidates` within :attr:`TraversalSettings.answer_ratio` of the first.
 
@@ -62,8 +62,8 @@ from stratagraph.retrieval.decompose import SubQuery, decompose
 from stratagraph.retrieval.dual_path import fuse_rankings
 from stratagraph.retrieval.index import GraphIndex
 from stratagraph.retrieval.query_linking import QueryLinks, link_query
-from stratagraph.schema import EdgeType
-from stratagraph.text.question import LABELS, AnswerType, question_shape
+from stratagraph.schema import WEAK_TYPES, EdgeType
+from stratagraph.text.question import LABEL_ALIASES, LABELS, AnswerType, question_shape
 
 class TraversalSettings(BaseModel):
     """What Algorithm 4 and ExtractAnswer leave open (the per-class H and K are the paper's, classify.py)."""
@@ -103,7 +103,7 @@ class BipartiteIndex:
     page_chunks: dict[str, tuple[str, ...]]  # Document/Section id -> its chunks
     page_entities: dict[str, tuple[int, ...]]  # Document/Section id -> the entities it describes
     chunk_facts: dict[str, tuple[int, ...]]  # chunk -> the facts it supports
-    entity_type: dict[int, str] = field(default_factory=dict)  # the entity's tagger label, when known
+    entity_type: dict[int, str] = field(default_factory=dict)  # the entity's type (a tagger label, or an LLM's), when known
 
     @property
     def entity_degree(self) -> np.ndarray:
@@ -167,7 +167,7 @@ class BipartiteIndex:
             page_chunks={**ix.doc_chunks, **ix.section_chunks},
             page_entities={p: tuple(sorted(entity_pos[e] for e in es)) for p, es in describes.items()},
             chunk_facts=_chunk_facts(supports),
-            entity_type={entity_pos[e]: t for e, t in zip(ix.entities.ids, ix.entity_type, strict=False) if e in entity_pos and t},
+            entity_type={entity_pos[e]: t for e, t in zip(ix.entities.ids, ix.entity_type, strict=True) if e in entity_pos and t},
         )
 
 
@@ -492,6 +492,16 @@ TYPE_UNKNOWN = 0.8
 TYPE_MISMATCH = 0.5
 
 
+def _type_weight(entity_type: str, expected: frozenset[str]) -> float:
+    """1 for an entity whose type is one of the ``expected`` labels (an LLM extractor's LOCATION read as
+    LOC), :data:`TYPE_UNKNOWN` for a type that says nothing (none, an unlabelled name, a line item),
+    :data:`TYPE_MISMATCH` for another type."""
+    t = entity_type.upper()
+    if not t or t in WEAK_TYPES:
+        return TYPE_UNKNOWN
+    return 1.0 if LABEL_ALIASES.get(t, t) in expected else TYPE_MISMATCH
+
+
 def expected_labels(question: str) -> frozenset[str]:
     """The entity labels that answer a sub-question asking for a person, a place or an organisation
     (:func:`stratagraph.text.question.question_shape`); empty for any other question."""
@@ -508,10 +518,9 @@ def extract_answers(
     expected: frozenset[str] = frozenset(),
 ) -> dict[str, float]:
     """ExtractAnswer (§4.3.3, "simple heuristic"): entities of the top facts other than the ones the
-    sub-question starts from, scored ``score(r) · specificity(e)``, times :data:`TYPE_UNKNOWN` or
-    :data:`TYPE_MISMATCH` when the sub-question asks for a person, place or organisation (``expected``, its
-    labels) and the entity's label is none or another; the best ``limit`` that score at least ``ratio``
-    times the best one."""
+    sub-question starts from, scored ``score(r) · specificity(e)``, times :func:`_type_weight` when the
+    sub-question asks for a person, place or organisation (``expected``, its labels); the best ``limit`` that
+    score at least ``ratio`` times the best one."""
     ratio = SETTINGS.answer_ratio if ratio is None else ratio
     skip = set(exclude)
     cands: dict[str, float] = {}
@@ -522,8 +531,7 @@ def extract_answers(
                 continue
             s = hit.score * index.specificity(int(e))
             if expected:
-                t = index.entity_type.get(int(e), "")
-                s *= 1.0 if t in expected else TYPE_UNKNOWN if t in ("", "PROPN") else TYPE_MISMATCH
+                s *= _type_weight(index.entity_type.get(int(e), ""), expected)
             if s > cands.get(eid, 0.0):
                 cands[eid] = s
     best = ranked(cands, limit)

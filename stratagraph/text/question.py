@@ -21,6 +21,7 @@ from typing import Any
 
 from stratagraph.text.nlp import load_nlp
 
+
 class AnswerType(StrEnum):
     PERSON = "person"
     PLACE = "place"
@@ -39,9 +40,28 @@ LABELS: dict[AnswerType, frozenset[str]] = {
     AnswerType.ORG: frozenset({"ORG"}),
     AnswerType.DATE: frozenset({"DATE"}),
     AnswerType.NUMBER: frozenset({"CARDINAL", "MONEY", "QUANTITY", "PERCENT"}),
-    AnswerType.THING: frozenset({"PERSON", "GPE", "LOC", "FAC", "ORG", "NORP", "WORK_OF_ART", "EVENT", "PRODUCT",
-                                 "LAW", "LANGUAGE"}),  # fmt: skip
+    AnswerType.THING: frozenset(
+        {
+            "PERSON",
+            "GPE",
+            "LOC",
+            "FAC",
+            "ORG",
+            "NORP",
+            "WORK_OF_ART",
+            "EVENT",
+            "PRODUCT",
+            "LAW",
+            "LANGUAGE",
+        }
+    ),  # fmt: skip
 }
+
+
+#: entity types other extractors write (the LLM extractor's prompt asks for LOCATION, ORG, PERSON...) -> the
+#: tagger label of :data:`LABELS` they mean
+LABEL_ALIASES = {"LOCATION": "LOC", "PLACE": "GPE", "CITY": "GPE", "COUNTRY": "GPE", "ORGANIZATION": "ORG",
+                 "ORGANISATION": "ORG", "COMPANY": "ORG", "PER": "PERSON"}  # fmt: skip
 
 
 #: the noun after "which" / "what" -> the type it asks for
@@ -55,9 +75,45 @@ NOUN_TYPES: dict[str, AnswerType] = {
 }  # fmt: skip
 
 
-AUXILIARIES = frozenset(["is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "can", "could", "will", "would", "should", "may", "might"])
-QUESTION_WORDS = frozenset(["what", "which", "who", "whom", "whose", "when", "where", "why", "how"])
-HOW_NUMBER = frozenset(["many", "much", "long", "old", "far", "tall", "big", "large", "high", "deep", "wide"])
+AUXILIARIES = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "may",
+        "might",
+    ]
+)
+QUESTION_WORDS = frozenset(
+    ["what", "which", "who", "whom", "whose", "when", "where", "why", "how"]
+)
+HOW_NUMBER = frozenset(
+    [
+        "many",
+        "much",
+        "long",
+        "old",
+        "far",
+        "tall",
+        "big",
+        "large",
+        "high",
+        "deep",
+        "wide",
+    ]
+)
 
 
 @dataclass
@@ -66,10 +122,16 @@ class QuestionShape:
 
     type: AnswerType
     content: dict[str, float]  # content lemma -> weight (proper nouns 2, others 1)
-    options: list[str] = field(default_factory=list)  # a choice's alternatives, as written
+    options: list[str] = field(
+        default_factory=list
+    )  # a choice's alternatives, as written
     focus: str = ""  # the noun after which/what, or the how-word
-    measure: str = ""  # for a number: "percent", "money" or "count" when the question says which
-    acronyms: frozenset[str] = frozenset()  # content words the question writes in capitals ("cfo")
+    measure: str = (
+        ""  # for a number: "percent", "money" or "count" when the question says which
+    )
+    acronyms: frozenset[str] = (
+        frozenset()
+    )  # content words the question writes in capitals ("cfo")
 
 
 _CAP_WORD = r"[A-Z0-9][\w&'.-]*"
@@ -85,7 +147,7 @@ def last_sentence(question: str) -> str:
 
 
 def choice_options(question: str) -> list[str]:
-    """"..., A or B?" -> [A, B]: the alternatives after the last comma or colon when there are two; without a
+    """ "..., A or B?" -> [A, B]: the alternatives after the last comma or colon when there are two; without a
     comma ("Which band was formed first The Exies or Circus Diablo?") the first is the run of capitalised
     words before "or"."""
     body = last_sentence(question).strip().rstrip("?").strip()
@@ -94,8 +156,14 @@ def choice_options(question: str) -> list[str]:
     parts = re.split(r"\s+or\s+", tail)
     if len(parts) != 2:
         return []
-    first = re.sub(r"^\s*(?:either|between|whether)\s+", "", parts[0], flags=re.IGNORECASE).strip()
-    if len(pieces) == 1 or first.split()[:1] and first.split()[0].lower() in QUESTION_WORDS | AUXILIARIES:
+    first = re.sub(
+        r"^\s*(?:either|between|whether)\s+", "", parts[0], flags=re.IGNORECASE
+    ).strip()
+    if (
+        len(pieces) == 1
+        or first.split()[:1]
+        and first.split()[0].lower() in QUESTION_WORDS | AUXILIARIES
+    ):
         # no comma before the options: the first is the name the "or" follows, when both read as names
         m = _TRAILING_NAME.search(first)
         second = parts[1].strip(" \"'")
@@ -107,12 +175,18 @@ def choice_options(question: str) -> list[str]:
     return options if all(o and len(o.split()) <= 12 for o in options) else []
 
 
-_PERCENT_WORDS = re.compile(r"\b(percent|percentage|share|proportion|%|margin|rate)\b", re.IGNORECASE)
+_PERCENT_WORDS = re.compile(
+    r"\b(percent|percentage|share|proportion|%|margin|rate)\b", re.IGNORECASE
+)
 _MONEY_WORDS = re.compile(r"\b(how much|budget|cost|spend|spending|spent|revenue|price|pay|paid|fund|funding|income|"
                           r"expense|salary|sales|profit|dollars?|euros?)\b", re.IGNORECASE)  # fmt: skip
 _COUNT_WORDS = re.compile(r"\bhow many\b", re.IGNORECASE)
 #: the spaCy labels a number of each measure comes as, best first (a table cell is CARDINAL whatever it counts)
-MEASURE_LABELS = {"percent": ("PERCENT",), "money": ("MONEY", "CARDINAL"), "count": ("CARDINAL", "QUANTITY")}
+MEASURE_LABELS = {
+    "percent": ("PERCENT",),
+    "money": ("MONEY", "CARDINAL"),
+    "count": ("CARDINAL", "QUANTITY"),
+}
 
 
 def _measure(question: str) -> str:
@@ -140,13 +214,24 @@ def _shape(question: str) -> QuestionShape:
     acronyms = set()
     for tok in doc:
         lemma = tok.lemma_.lower()
-        if tok.is_stop or tok.is_punct or lemma in QUESTION_WORDS or not any(ch.isalnum() for ch in lemma):
+        if (
+            tok.is_stop
+            or tok.is_punct
+            or lemma in QUESTION_WORDS
+            or not any(ch.isalnum() for ch in lemma)
+        ):
             continue
-        content[lemma] = max(content.get(lemma, 0.0), 2.0 if tok.pos_ == "PROPN" else 1.0)
+        content[lemma] = max(
+            content.get(lemma, 0.0), 2.0 if tok.pos_ == "PROPN" else 1.0
+        )
         if 2 <= len(tok.text) <= 5 and tok.text.isalpha() and tok.text.isupper():
             acronyms.add(lemma)
     last = last_sentence(question)
-    words = [t.lower_ for t in doc if not t.is_punct and t.idx >= len(question) - len(last.lstrip()) - 1]
+    words = [
+        t.lower_
+        for t in doc
+        if not t.is_punct and t.idx >= len(question) - len(last.lstrip()) - 1
+    ]
     first = words[0] if words else ""
     options = choice_options(question) if " or " in last.lower() else []
     acr = frozenset(acronyms)
@@ -185,15 +270,23 @@ def _head_noun(doc: Any, i: int) -> str:
     the name of the city" -> "city"), else ""."""
     run = []
     for tok in doc[i + 1 :]:
-        if tok.pos_ not in ("NOUN", "PROPN", "ADJ", "NUM") and not (tok.pos_ == "PUNCT" and tok.text in "-'"):
+        if tok.pos_ not in ("NOUN", "PROPN", "ADJ", "NUM") and not (
+            tok.pos_ == "PUNCT" and tok.text in "-'"
+        ):
             break
         run.append(tok)
-    nouns = [t for t in run if t.pos_ == "NOUN"] or [t for t in run if t.pos_ == "PROPN"]
+    nouns = [t for t in run if t.pos_ == "NOUN"] or [
+        t for t in run if t.pos_ == "PROPN"
+    ]
     if nouns:
         head = nouns[-1]
         lemma = head.lemma_.lower()
         nxt = doc[head.i + 1 : head.i + 3]
-        if lemma in ("type", "kind", "sort", "name") and len(nxt) == 2 and nxt[0].lower_ == "of":
+        if (
+            lemma in ("type", "kind", "sort", "name")
+            and len(nxt) == 2
+            and nxt[0].lower_ == "of"
+        ):
             return nxt[1].lemma_.lower()
         return lemma
     # "what is the name of the city ..." / "what is the population of ...": the first noun after the verb

@@ -104,19 +104,22 @@ def test_the_question_adaptive_weights(ctx):
     assert P.anchored(wg, anchored) and P.fusion_weights(wg, anchored, params) == list(params.fuse_weights)
     nothing = link_query(ctx, "what happened next?")
     assert not P.anchored(wg, nothing) and P.fusion_weights(wg, nothing, params) == [0.0, 1.0, 1.0, 0.0, 0.0, 0.0]
-    assert P.document_specificity(wg, nothing) == 0.0
+    assert P.document_specificity(wg, nothing, params.specificity_scale) == 0.0
     # "Pécs" has a page, so it anchors; without its DESCRIBED_BY edge it would be an unpaged name seen in 2 of 4
     # documents: it narrows the store from 5 to 3 (with one added to each), against 1000 to 1 for a fully
     # specific name: ln(5/3)/ln(1000) = 0.074, cubed 0.0004
     pecs = link_query(ctx, "Which films were made in Pécs?")
     pecs.pages = []
     unpaged = P.WalkGraph(**{**wg.__dict__, "pages": {}})
-    s = P.document_specificity(unpaged, pecs)
+    s = P.document_specificity(unpaged, pecs, params.specificity_scale)
     assert s == pytest.approx(np.log(5 / 3) / np.log(1000))
     assert P.document_specificity(unpaged, pecs, scale=5) == pytest.approx(np.log(5 / 3) / np.log(5))
     assert P.fusion_weights(unpaged, pecs, params) == pytest.approx([s**3, 1 - s**3, 1.0, 0.0, 0.0, s**3])
     big = P.WalkGraph(**{**unpaged.__dict__, "documents": 10**6})  # the same name in a store of a million
-    assert P.document_specificity(big, pecs) == 1.0
+    assert P.document_specificity(big, pecs, params.specificity_scale) == 1.0
+    # the weights read the scale from the parameters
+    narrow = P.PPRParams(specificity_scale=5)
+    assert P.fusion_weights(unpaged, pecs, narrow)[0] == pytest.approx((np.log(5 / 3) / np.log(5)) ** 3)
 
 
 def test_default_is_the_adaptive_ppr_and_says_which_regime(ctx):

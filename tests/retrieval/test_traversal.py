@@ -224,3 +224,34 @@ def test_extract_answer_prefers_the_type_the_sub_question_asks_for(ctx):
     assert expected_labels("What year was Blue Harbor made?") == frozenset()
     assert typed["ent:ostrava"] == pytest.approx(untyped["ent:ostrava"])  # a place: unchanged
     assert typed["ent:blue harbor"] == pytest.approx(untyped["ent:blue harbor"] * 0.5)  # a work of art: halved
+
+
+def test_entity_types_of_any_extractor_are_read_for_the_expected_type():
+    from stratagraph.retrieval.traversal import TYPE_MISMATCH, TYPE_UNKNOWN, _type_weight
+
+    place = frozenset({"GPE", "LOC", "FAC"})
+    assert _type_weight("GPE", place) == 1.0 and _type_weight("LOCATION", place) == 1.0  # the LLM extractor's
+    assert _type_weight("organization", frozenset({"ORG"})) == 1.0
+    for weak in ("", "PROPN", "THING", "LINE_ITEM"):
+        assert _type_weight(weak, place) == TYPE_UNKNOWN < 1.0
+    assert _type_weight("PERSON", place) == TYPE_MISMATCH < TYPE_UNKNOWN
+
+
+def test_each_sub_question_passes_its_expected_type_to_extract_answer(ctx, monkeypatch):
+    """The walk hands ExtractAnswer the labels each sub-question asks for: a place for "the birthplace of ...",
+    a person for "the director of ...", none for a question about a year."""
+    import stratagraph.retrieval.traversal as T
+
+    seen: list[frozenset[str]] = []
+    real = T.extract_answers
+
+    def spy(index, trace, exclude, *args, expected=frozenset(), **kwargs):  # noqa: ANN001, ANN002, ANN003
+        seen.append(expected)
+        return real(index, trace, exclude, *args, expected=expected, **kwargs)
+
+    monkeypatch.setattr(T, "extract_answers", spy)
+    res = retrieve(ctx, "traversal", "What is the birthplace of the director of Blue Harbor?", k=4)
+    asked = [r["sub_query"]["text"] for r in res.context["runs"]]
+    assert asked == ["What is the director of Blue Harbor?", "What is the birthplace of {var1}?"]
+    assert seen == [frozenset({"PERSON"}), frozenset({"GPE", "LOC", "FAC"})]
+    assert res.context["runs"][1]["bindings"][0]["entity_id"] == "ent:ostrava"
