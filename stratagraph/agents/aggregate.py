@@ -216,7 +216,6 @@ _OP_WORDS = frozenset(
     fall drop decline ratio percent percentage time times much many amount value figure number between
     versus vs compare compared than""".split()
 )  # fmt: skip
-_QUESTION_WORDS = QUESTION_WORDS
 _BOUNDARY_POS = frozenset({"VERB", "AUX", "ADP", "SCONJ", "CCONJ", "PRON", "PUNCT", "SYM", "INTJ"})
 _NOUNISH = frozenset({"NOUN", "PROPN", "NUM"})
 
@@ -250,7 +249,7 @@ def _content(tokens: Iterable[Any], ops: bool = True, keep: frozenset[str] = fro
         if t.is_punct or t.is_space or not any(ch.isalnum() for ch in t.text):
             continue
         low = t.lower_
-        if (t.is_stop and low not in _ORDINALS) or low in _QUESTION_WORDS:
+        if (t.is_stop and low not in _ORDINALS) or low in QUESTION_WORDS:
             continue
         if ops and (t.lemma_.lower() in _OP_WORDS or low in _OP_WORDS) and not _forms(t) & keep:
             continue
@@ -413,7 +412,7 @@ def _is_boundary(tok: Any) -> bool:
         return False  # "the adopted budget", "FY2025 Adopted"
     if tok.pos_ == "PART" and tok.lower_ in ("'s", "’s"):
         return False
-    return tok.pos_ in _BOUNDARY_POS or tok.lower_ in _QUESTION_WORDS
+    return tok.pos_ in _BOUNDARY_POS or tok.lower_ in QUESTION_WORDS
 
 
 _SLOT_KEEP = frozenset({"total"})  # a word of arithmetic that names a line item when a slot holds it

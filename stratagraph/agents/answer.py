@@ -11,8 +11,8 @@ The policy, in order:
    sentence that best supports its answer, so every quote is verbatim. A model that answers "found" but
    names no passage, or no usable reply, falls back to rule 3 and the trace says so;
 3. without one: a choice between two named things, a yes/no question or what two named things have in
-   common is decided in code (:func:`stratagraph.agents.compute.decide`); anything else is the extracted span (:mod:`stratagraph.agents.extract`),
-   or "not found".
+   common is decided in code (:func:`stratagraph.agents.compute.decide`); anything else is the extracted
+   span (:mod:`stratagraph.agents.extract`), or "not found".
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def answer_from_evidence(
         if generated is not None:
             return generated.model_copy(update={"strategy": strategy})
     shape = question_shape(focus or question)
-    decided = decide(question, evidence, question_shape(question))
+    decided = decide(question, evidence)
     if decided is not None:
         step.decide(f"decided in code ({decided.computation.operation}): {decided.answer}")
         return Answer(question=question, answer=decided.answer, found=True, citations=decided.citations,

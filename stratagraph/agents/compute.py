@@ -298,11 +298,10 @@ def _values(
             spans = [sp for sp in spans if sp not in last]
         for a, b, label in spans:
             value = sent.evidence.text[a:b]
-            words = [w.lower() for w in re.findall(r"\w+", value)]
-            if label == "DATE":
-                words = _YEAR.findall(value)
+            raw = re.findall(r"\w+", value)
+            words = _YEAR.findall(value) if label == "DATE" else [w.lower() for w in raw]
             # the noun written in lower case goes ("Jiangxi province"); in a name it stays ("New York City")
-            kept = [w.lower() for w in re.findall(r"\w+", value) if w != noun] if label != "DATE" else words
+            kept = words if label == "DATE" else [w.lower() for w in raw if w != noun]
             if kept and not set(kept) <= own:
                 out.append((" ".join(kept), sent))
                 if noun and len(kept) < len(words):

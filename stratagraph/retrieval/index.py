@@ -2,8 +2,8 @@
 
 :class:`GraphIndex` is read with one ``node_tuples`` call per label (ids and the few properties an index
 needs: a chunk's document and section, a fact's confidence and documents, a section's parent data, an
-entity's type; never chunk text) and one ``edge_tuples`` call for every edge type, so it costs the same light reads on every
-backend. It holds
+entity's type; never chunk text) and one ``edge_tuples`` call for every edge type, so it costs the same
+light reads on every backend. It holds
 
 * the node tables (ids sorted, positions by id) with those properties;
 * every edge as an :class:`~stratagraph.graph_store.base.EdgeRow`, grouped by type, in the store's canonical

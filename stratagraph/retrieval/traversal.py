@@ -65,6 +65,7 @@ from stratagraph.retrieval.query_linking import QueryLinks, link_query
 from stratagraph.schema import WEAK_TYPES, EdgeType
 from stratagraph.text.question import LABEL_ALIASES, LABELS, AnswerType, question_shape
 
+
 class TraversalSettings(BaseModel):
     """What Algorithm 4 and ExtractAnswer leave open (the per-class H and K are the paper's, classify.py)."""
 
