@@ -598,6 +598,26 @@ def decompose(ctx_or_nlp: Any, query: str) -> list[SubQuery]:
     return [*out, final]
 
 
+def chain_length(subs: Sequence[SubQuery]) -> int:
+    """How many sub-questions answer one after the other: the longest path of ``depends_on`` through a
+    decomposition (1 for a question left whole; 3 for "the river of the birthplace of X's founder"; 2 for
+    "Which is older, A or B?", whose two conjuncts do not depend on each other). A reference to a variable
+    no sub-question binds counts nothing."""
+    by_target = {sq.target: sq for sq in subs}
+    depth: dict[str, int] = {}
+
+    def of(target: str, seen: frozenset[str]) -> int:
+        if target in depth:
+            return depth[target]
+        sq = by_target.get(target)
+        if sq is None or target in seen:
+            return 0
+        depth[target] = 1 + max((of(d, seen | {target}) for d in sq.depends_on), default=0)
+        return depth[target]
+
+    return max((of(sq.target, frozenset()) for sq in subs), default=0)
+
+
 #: a final question that only asks for the name of what a sub-question found
 _NAME_OF = re.compile(r"^(?:what|which)(?:\s+(?:is|was|are|were)|'s)\s+the\s+(?:full\s+)?names?\s+of\s+\{(var\d+)\}\s*\??$", re.IGNORECASE)
 

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,6 +66,7 @@ from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, Retriev
 from stratagraph.retrieval.index import GraphIndex, PageRankParams, column_stochastic, personalized_pagerank, rank_positions
 from stratagraph.retrieval.lexical import bm25
 from stratagraph.retrieval.query_linking import QueryLinks, describe, link_query, quoted_pages
+from stratagraph.retrieval.decompose import chain_length, decompose
 from stratagraph.retrieval.traversal import traverse
 from stratagraph.schema import EdgeType
 
@@ -94,6 +95,12 @@ class PPRParams(BaseModel):
         3.0,
         description="chosen on the first halves of all seven sets: an unanchored question's graph weight is its "
         "entities' document specificity to this power",
+    )
+    max_hops: int = Field(
+        3,
+        ge=1,
+        description="ours (issue 9): the page lists follow links out of the question's pages one hop, or as "
+        "many hops as its Alg. 5 decomposition chains sub-questions less one (a 3-step chain: two), at most this",
     )
     specificity_scale: int = Field(
         1000,
@@ -197,9 +204,26 @@ def run_walk(wg: WalkGraph, seeds: Mapping[str, float], params: PPRParams) -> np
     return personalized_pagerank(wg.transition, wg.dangling, reset, params.pagerank)
 
 
-def hop_lists(ctx: RetrievalContext, wg: WalkGraph, links: QueryLinks, scores: np.ndarray) -> tuple[list[str], list[str]]:
-    """The question's own pages (quoted titles; pages of the entities it names exactly) and the pages of
-    what those pages mention (one hop out), each ordered by PPR score."""
+def linked_pages(ctx: RetrievalContext, wg: WalkGraph, chunks: Iterable[str]) -> set[str]:
+    """The chunks of the pages these chunks link to: the pages of the entities they ``MENTION`` and the
+    pages whose title their text quotes."""
+    chunks = sorted(set(chunks))
+    out: set[str] = set()
+    for cid in chunks:
+        for ent in wg.mentions.get(cid, ()):
+            out.update(wg.pages.get(ent, ()))
+    for node in ctx.graph.get_nodes(chunks):
+        quoted = quoted_pages(ctx, str(node.props.get("text") or ""), exclude_doc=str(node.props.get("doc_id")))
+        for page in quoted:
+            out.update(wg.page_chunks.get(page.node_id, ()))
+    return out
+
+
+def hop_lists(
+    ctx: RetrievalContext, wg: WalkGraph, links: QueryLinks, scores: np.ndarray, hops: int = 1
+) -> tuple[list[str], list[list[str]]]:
+    """The question's own pages (quoted titles; pages of the entities it names exactly) and, for each hop
+    ``1..hops``, the pages first reached that many links out of them, each ordered by PPR score."""
     def by_score(ids: set[str]) -> list[str]:
         return sorted(ids, key=lambda c: (-round(float(scores[wg.index[c]]), 12), c))
 
@@ -209,15 +233,12 @@ def hop_lists(ctx: RetrievalContext, wg: WalkGraph, links: QueryLinks, scores: n
     for ent in links.entities:
         if ent.how == "exact":
             linked.update(wg.pages.get(ent.entity_id, ()))
-    out: set[str] = set()
-    for cid in linked:
-        for ent in wg.mentions.get(cid, ()):
-            out.update(wg.pages.get(ent, ()))
-    for node in ctx.graph.get_nodes(sorted(linked)):
-        quoted = quoted_pages(ctx, str(node.props.get("text") or ""), exclude_doc=str(node.props.get("doc_id")))
-        for page in quoted:
-            out.update(wg.page_chunks.get(page.node_id, ()))
-    return by_score(linked), by_score(out - linked)
+    seen, frontier, out = set(linked), linked, []
+    for _ in range(hops):
+        frontier = linked_pages(ctx, wg, frontier) - seen if frontier else set()
+        seen |= frontier
+        out.append(by_score(frontier))
+    return by_score(linked), out
 
 
 def anchored(wg: WalkGraph, links: QueryLinks) -> bool:
@@ -283,16 +304,21 @@ def retrieve(
     seeds = seed_weights(ctx, wg, links, dense, params)
     scores = run_walk(wg, seeds, params)
     walk = rank_chunks(wg, scores, ctx.allowed_docs(filters), depth)
-    linked, out = hop_lists(ctx, wg, links, scores)
-    chains = traverse(ctx, query, filters, links=links).graph if params.fuse_weights[5] else []
+    walked = traverse(ctx, query, filters, links=links) if params.fuse_weights[5] else None
+    subs = walked.sub_queries if walked is not None else decompose(ctx, query)
+    hops = min(max(chain_length(subs) - 1, 1), params.max_hops)
+    linked, outs = hop_lists(ctx, wg, links, scores, hops)
+    chains = [h.id for h in walked.graph] if walked is not None else []
     weights = fusion_weights(wg, links, params)
     fused = rrf(
-        [[h.id for h in walk], [h.id for h in dense], [h.id for h in sparse], linked, out, [h.id for h in chains]],
+        [[h.id for h in walk], [h.id for h in dense], [h.id for h in sparse], linked, outs[0], chains, *outs[1:]],
         k=params.rrf_k,
-        weights=weights,
+        weights=[*weights, *[weights[4]] * (len(outs) - 1)],
     )
     via = defaultdict(list)
-    for name, hits in (("ppr", [h.id for h in walk]), ("page", linked), ("out_link", out), ("traversal", [h.id for h in chains])):
+    named = [("ppr", [h.id for h in walk]), ("page", linked), ("traversal", chains)]
+    named += [("out_link" if hop == 1 else f"out_link_{hop}", out) for hop, out in enumerate(outs, start=1)]
+    for name, hits in named:
         for cid in hits:
             via[cid].append(name)
     items = [Scored(id=f.id, score=f.score, via=via.get(f.id, [])) for f in fused]
@@ -306,8 +332,9 @@ def retrieve(
             "links": describe(links),
             "ppr_top": [{"id": h.id, "score": h.score} for h in walk[:k]],
             "pages": linked[:k],
-            "out_links": out[:k],
-            "traversal_top": [{"id": h.id, "score": round(h.score, 6)} for h in chains[:k]],
+            "out_links": outs[0][:k],
+            "out_links_further": [out[:k] for out in outs[1:]],
+            "traversal_top": [{"id": h.id, "score": round(h.score, 6)} for h in (walked.graph if walked else [])[:k]],
             "weights": [round(w, 4) for w in weights],
             "anchored": anchored(wg, links),
         },

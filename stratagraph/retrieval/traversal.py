@@ -32,7 +32,10 @@ What the paper leaves open, fixed here:
   neighbours, which drift on a walk) and each goes to the sub-question whose text holds its mention
   (:func:`assign_seeds`). A sub-question starts from its entities, the entities its quoted pages describe
   (``DESCRIBED_BY``) and the answers bound to the variables in its text (ReplaceVariables); a quoted page's
-  facts join its R_0. ``ExtractAnswer`` is the paper's "simple heuristic" option (:func:`extract_answers`):
+  facts join its R_0. The paper writes the bound answer into the next sub-question and retrieves afresh, so
+  the best answer seeds it at weight 1, as a name in its text would, and the other candidates in
+  proportion to their score (weighting by the raw answer score instead put every later hop's evidence
+  below the first hop's: measured in BENCHMARKS.md). ``ExtractAnswer`` is the paper's "simple heuristic" option (:func:`extract_answers`):
   the entities of the top facts that the sub-question did not start from, scored ``score(r)·specificity(e)``
   (``log(N/deg(e))/log(N)``: a hub is rarely the answer), weighed down when the sub-question asks for a
   person, place or organisation and the entity's type says otherwise ("What is the birthplace of
@@ -557,9 +560,9 @@ def run_sub_queries(
     allowed_facts: np.ndarray | None = None,
 ) -> list[SubQueryRun]:
     """Sequential execution (§4.3.3). A sub-question starts from its linked entities, the entities its
-    quoted pages describe and the bindings of the variables in its text (ReplaceVariables); its R_0 also
-    holds the facts of the quoted pages' chunks. With nothing linked it starts from its top-K relations
-    (the relation path, §4.2.2)."""
+    quoted pages describe and the bindings of the variables in its text (ReplaceVariables: the best at
+    weight 1, the others relative to it); its R_0 also holds the facts of the quoted pages' chunks. With
+    nothing linked it starts from its top-K relations (the relation path, §4.2.2)."""
     bindings: dict[str, dict[str, float]] = {}
     runs: list[SubQueryRun] = []
     for sq, own, rel in zip(subs, seeds, relevances, strict=True):
@@ -568,8 +571,10 @@ def run_sub_queries(
             for e in index.page_entities.get(page, ()):
                 start[index.entity_ids[e]] = 1.0
         for var in sq.variables():
-            for e, w in bindings.get(var, {}).items():
-                start[e] = max(start.get(e, 0.0), w)
+            bound = bindings.get(var, {})
+            top = max(bound.values(), default=0.0)
+            for e, w in bound.items():
+                start[e] = max(start.get(e, 0.0), w / top if top > 0 else w)
         initial = _page_facts(index, own.pages)
         how = "pages" if own.pages and not own.entities else "entities"
         if not start and not initial:

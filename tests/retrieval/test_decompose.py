@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stratagraph.retrieval.decompose import FINAL, SubQuery, decompose
+from stratagraph.retrieval.decompose import FINAL, SubQuery, chain_length, decompose
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +120,21 @@ def test_the_name_of_what_a_sub_question_finds_is_no_extra_hop(nlp):
 def test_an_interrogative_which_at_the_end_opens_no_relative_clause(nlp):
     q = "Steve Johnson is the current head football coach at a University which also has a second campus in which California city?"
     assert [(s.target, s.text) for s in decompose(nlp, q)] == [(FINAL, q)]
+
+
+def test_chain_length_counts_sub_questions_answered_one_after_another(nlp):
+    paper = decompose(nlp, "Who is the spouse of the director of the film that won Best Picture in 2019?")
+    assert chain_length(paper) == 3
+    assert chain_length(decompose(nlp, "Who founded Microsoft?")) == 1
+    # two conjuncts that do not depend on each other, then the final comparison: two steps, not three
+    both = [
+        SubQuery(text="When was A founded?", target="var1", kind="conjunct"),
+        SubQuery(text="When was B founded?", target="var2", kind="conjunct"),
+        SubQuery(text="Which is older?", depends_on=["var1", "var2"]),
+    ]
+    assert chain_length(both) == 2
+    # a variable no sub-question binds, and a (malformed) cycle, count nothing
+    assert chain_length([SubQuery(text="Where was {var7} born?", depends_on=["var7"])]) == 1
+    loop = [SubQuery(text="{var2}?", target="var1", depends_on=["var2"]), SubQuery(text="{var1}?", target="var2", depends_on=["var1"])]
+    assert chain_length(loop) == 2
+    assert chain_length([]) == 0

@@ -60,9 +60,27 @@ def test_hop_lists_are_the_quoted_page_and_its_out_links(ctx):
     links = link_query(ctx, QUESTION)
     assert [p.title for p in links.pages if p.kind == "document"] == ["Moonfall Harbor"]
     scores = P.run_walk(wg, P.seed_weights(ctx, wg, links, [], params), params)
-    linked, out = P.hop_lists(ctx, wg, links, scores)
+    linked, outs = P.hop_lists(ctx, wg, links, scores)
     assert linked == ["film#1#0"]
-    assert out == ["varga#1#0"]  # "Pécs" is two hops out: not an out-link of the question's page
+    assert outs == [["varga#1#0"]]  # "Pécs" is two hops out: not an out-link of the question's page
+    # two hops: the pages first reached on the second hop, never a page of an earlier list again
+    assert P.hop_lists(ctx, wg, links, scores, hops=2)[1] == [["varga#1#0"], ["other#1#0"]]
+    assert P.hop_lists(ctx, wg, links, scores, hops=3)[1] == [["varga#1#0"], ["other#1#0"], []]
+
+
+def test_the_page_lists_follow_the_decomposed_chain(ctx):
+    """A question that Alg. 5 decomposes into a chain of three sub-questions (the director of the film,
+    that director's birthplace, its country) gets a list of the pages two hops out of its own page; a
+    two-step question does not; ``max_hops`` caps the chain."""
+    three = "In which country is the birthplace of the director of Moonfall Harbor?"
+    res = P.retrieve(ctx, three, k=4)
+    assert res.context["out_links"] == ["varga#1#0"] and res.context["out_links_further"] == [["other#1#0"]]
+    assert "out_link_2" in next(e.via for e in res.evidence if e.chunk_id == "other#1#0")
+    assert P.retrieve(ctx, QUESTION, k=4).context["out_links_further"] == []
+    assert P.retrieve(ctx, three, k=4, params=P.PPRParams(max_hops=1)).context["out_links_further"] == []
+    # without the traversal list the chain still comes from Alg. 5
+    no_chains = P.PPRParams(fuse_weights=(1, 0, 1, 2, 2, 0))
+    assert P.retrieve(ctx, three, k=4, params=no_chains).context["out_links_further"] == [["other#1#0"]]
 
 
 def test_pagerank_is_a_distribution_that_favours_the_seed(ctx):

@@ -157,6 +157,14 @@ def test_traversal_retrieves_the_answer_two_hops_from_the_named_entity(ctx):
     assert [s["entity_id"] for s in first["seeds"]] == ["ent:blue harbor"]
     assert first["bindings"][0]["entity_id"] == "ent:mara quill"
     assert "ent:mara quill" in [s["entity_id"] for s in final["seeds"]]
+    # ReplaceVariables: the bound answer seeds the next sub-question at full weight, as a name written in it
+    # would, whatever its (small) answer score; other candidates keep their share of it
+    best = first["bindings"][0]["score"]
+    assert 0 < best < 1
+    seeded = {s["entity_id"]: s["weight"] for s in final["seeds"]}
+    assert seeded["ent:mara quill"] == 1.0
+    for b in first["bindings"][1:]:
+        assert seeded[b["entity_id"]] == pytest.approx(b["score"] / best, abs=1e-5)
     assert "f_born" in [f["fact_id"] for f in final["hops"][0]["facts"]]
 
 
