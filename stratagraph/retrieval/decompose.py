@@ -33,7 +33,12 @@ Beyond Algorithm 5 (which only splits subordinate clauses), coordinated names ("
 question depends on all of them. A question with neither decomposes to itself.
 
 Spans of references are extended to the right over a following run of capitalised words so that a title the
-small parser splits up ("the director of film The Falcon born") stays whole.
+small parser splits up ("the director of film The Falcon born") stays whole. A reference never takes the
+question's own verb: a participle clause inside it is its noun's (nested, resolved first) when the question
+already has its predicate ("How long is the flagship of the company headquartered in X?"), and the question's
+verb when it has none ("When was the director of the film educated at Oxford?"); a do-support question's verb
+that the small tagger read as a noun compounded onto the noun before it ("On which river does the hometown of
+X's founder lie?") ends the reference and stays in the final question.
 """
 
 from __future__ import annotations
@@ -346,14 +351,51 @@ def _own_tokens(tok: Token, clause: Token | None, trailing: bool) -> list[int]:
     return toks
 
 
-def _span(doc: Doc, head: Token, clause: Token | None) -> tuple[int, int]:
+def _span(doc: Doc, head: Token, clause: Token | None, verb: Token | None = None) -> tuple[int, int]:
+    """Tokens [start, end) of the reference ``head`` heads (with ``clause``); a misread verb (``verb``,
+    :func:`_misread_verb`) inside it ends it ("the hometown of X's founder | lie")."""
     toks = _own_tokens(head, clause, trailing=False)
     start, end = min(toks), max(toks) + 1
     end = _title_run_end(doc, end)
     quotes = [t.i for t in doc[start:end] if t.text in ('"', "“", "”")]
     if len(quotes) % 2 and end < len(doc) and doc[end].text in ('"', "”"):
         end += 1  # the closing quotation mark of a quoted title the span opens
+    if verb is not None and start < verb.i < end:
+        return start, verb.i
     return start, _main_verb_left(doc, head, clause, start, end)
+
+
+def _root(doc: Doc) -> Token | None:
+    """The root of a one-sentence question (None for several sentences)."""
+    roots = [t for t in doc if t.dep_ == "ROOT"]
+    return roots[0] if len(roots) == 1 else None
+
+
+def _misread_verb(doc: Doc) -> Token | None:
+    """The main verb of a do-support question that the small tagger read as a noun compounded onto the noun
+    before it ("On which river does the hometown of X's founder *lie*?", "How many workers did the firm founded
+    by X's pupil *employ* at its peak?"). When the root is a form of "do" that has no verb after it (no base
+    form, none hung on the do; participles of modifiers, "founded by", "best-known", are no main verb), the
+    verb is the last lowercase singular noun after the do with a ``compound`` child right before it that ends
+    the phrase: the question ends or a preposition other than "of" follows. Not in a question with its verb,
+    not when a wh-pronoun subject makes "do" the verb itself ("Who did the music for the film score?"), not a
+    compound an "of" phrase or a name follows ("the steamship company of X"); None when there is none."""
+    root = _root(doc)
+    if root is None or root.lemma_ != "do":
+        return None
+    after = doc[root.i + 1 :]
+    if any(t.tag_ == "VB" or (t.pos_ in ("VERB", "AUX") and t.head.i == root.i) for t in after):
+        return None
+    if any(c.dep_ in ("nsubj", "nsubjpass") and c.tag_ == "WP" and c.i < root.i for c in root.children):
+        return None
+    found = None
+    for t in after:
+        before = doc[t.i - 1]
+        rest = doc[t.i + 1 :]
+        ends = all(x.is_punct for x in rest) or (rest[0].pos_ == "ADP" and rest[0].lower_ != "of")
+        if t.tag_ == "NN" and t.text.islower() and before.dep_ == "compound" and before.head.i == t.i and ends:
+            found = t
+    return found
 
 
 def _main_verb_left(doc: Doc, head: Token, clause: Token | None, start: int, end: int) -> int:
@@ -361,7 +403,8 @@ def _main_verb_left(doc: Doc, head: Token, clause: Token | None, start: int, end
     and needs one (do-support, "What position did the receiver of X play?", or a form of "be" with no noun
     of its own besides the wh-phrase, "In what year was the man that resigned ... born?"), the span ends
     before its last verb that has no subject or auxiliary of its own and carries the rest of the span as its
-    complements ("play", "born", "taken by the British"; not "died" in "when he died")."""
+    complements ("play", "born", "taken by the British"; not "died" in "when he died", nor a participle clause
+    of a noun inside the span when the question has its predicate, :func:`_inner_participle`)."""
     outside = [t for t in doc if not (start <= t.i < end) and not t.is_punct]
     if any(t.pos_ == "VERB" and t.lemma_ != "do" for t in outside):  # the small tagger calls do-support a verb
         return end
@@ -388,6 +431,8 @@ def _main_verb_left(doc: Doc, head: Token, clause: Token | None, start: int, end
             c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass", "mark") for c in v.children
         ):
             break
+        if _inner_participle(v, head, start, end):
+            break
         sub = {t.i for t in v.subtree}
         if all(i in sub for i in range(v.i, end) if not doc[i].is_punct):
             cut = v.i
@@ -398,27 +443,89 @@ def _main_verb_left(doc: Doc, head: Token, clause: Token | None, start: int, end
     return end
 
 
+def _reference(doc: Doc, tok: Token, verb: Token | None, own_clause: bool = True) -> Reference | None:
+    """The reference ``tok`` heads (module docstring), or None; without ``own_clause`` its relative or participle
+    clause is not its own (:func:`_clause_is_question_verb`). A noun a misread verb (``verb``,
+    :func:`_misread_verb`) was compounded onto stands where the parser put the verb: the possessor hung on the
+    verb is the noun's ("X's founder lie": the founder of X) and the phrase ends before the verb."""
+    if tok.pos_ != "NOUN" or (verb is not None and tok.i == verb.i):
+        return None
+    if _is_merged(tok) or _is_idiom(tok) or _names_itself(tok):
+        return None
+    if tok.i > 0 and tok.text[:1].isupper():
+        return None  # a capitalised noun is part of a name ("The Girl Who Kicked the Hornets' Nest")
+    node = verb if verb is not None and tok.i == verb.i - 1 and tok.head.i == verb.i else tok
+    clause = _marked_clause(tok) if own_clause else None
+    poss, obj = _possessor(node), _of_object(tok)
+    if clause is not None:
+        kind: RefKind = "relative"
+        arg = clause
+    elif poss is not None:
+        kind, arg = "possessive", poss
+    elif obj is not None and not any(c.dep_ == "det" and c.lower_ in _INDEFINITE for c in tok.children):
+        kind, arg = "of", obj  # "the director of X", not "a member of X"
+    else:
+        return None
+    start, end = _span(doc, node, clause, verb)
+    return Reference(head=tok, kind=kind, start=start, end=end, focus=_is_focus(node), argument=arg)
+
+
+def _clause_is_question_verb(ref: Reference, refs: Sequence[Reference]) -> bool:
+    """A participle clause that an enclosing reference's span ends right before (:func:`_main_verb_left` took its
+    verb as the question's) is the question's, not its noun's: "When was the director of the film educated at
+    Oxford?" asks when the director was educated, and "the film educated at Oxford" is no reference."""
+    clause = ref.argument
+    return (
+        ref.kind == "relative"
+        and clause is not None
+        and clause.dep_ == "acl"
+        and any(o is not ref and o.start < ref.head.i < o.end == clause.i for o in refs)
+    )
+
+
+def _has_predicate(doc: Doc, start: int, end: int) -> bool:
+    """The question's root is a form of "be" with its own complement outside [start, end): an adjective or
+    adverb ("How *long* is ...", "How *old* was ...") or a wh-pronoun ("*What* is ...", "*Who* was ..."); such
+    a question is whole without another verb."""
+    root = _root(doc)
+    return (
+        root is not None
+        and root.lemma_ == "be"
+        and any(
+            not (start <= c.i < end) and (c.dep_ == "acomp" or (c.dep_ == "attr" and c.tag_ == "WP"))
+            for c in root.children
+        )
+    )
+
+
+def _inner_participle(v: Token, head: Token, start: int, end: int) -> bool:
+    """A participle clause the parser hung on a noun inside the reference after its head is that noun's (the
+    noun is a reference of its own, resolved first, like one with a relative clause), not the question's verb,
+    when the question already has its predicate (:func:`_has_predicate`) and the clause leaves no preposition
+    without its object: "How long is the flagship of the company *headquartered in X*?" (the company is
+    headquartered in X); but "What was the ship of the fleet *named after*?" asks with its clause, and "When
+    was the director of the film *educated at Oxford*?" has no predicate but the clause."""
+    noun = v.head
+    return (
+        v.dep_ == "acl"
+        and noun.pos_ == "NOUN"
+        and head.i < noun.i < v.i
+        and getattr(_marked_clause(noun), "i", None) == v.i
+        and _has_predicate(v.doc, start, end)
+        and not any(t.pos_ == "ADP" and not any(True for _ in t.children) for t in v.subtree)
+    )
+
+
 def find_references(doc: Doc) -> list[Reference]:
     """Every reference of the question (module docstring), with its parent (the nearest reference whose
     span contains it), in text order."""
+    verb = _misread_verb(doc)
+    found = [ref for tok in doc if (ref := _reference(doc, tok, verb)) is not None]
     refs: list[Reference] = []
-    for tok in doc:
-        if tok.pos_ != "NOUN" or _is_merged(tok) or _is_idiom(tok) or _names_itself(tok):
-            continue
-        if tok.i > 0 and tok.text[:1].isupper():
-            continue  # a capitalised noun is part of a name ("The Girl Who Kicked the Hornets' Nest")
-        clause, poss, obj = _marked_clause(tok), _possessor(tok), _of_object(tok)
-        if clause is not None:
-            kind: RefKind = "relative"
-            arg = clause
-        elif poss is not None:
-            kind, arg = "possessive", poss
-        elif obj is not None and not any(c.dep_ == "det" and c.lower_ in _INDEFINITE for c in tok.children):
-            kind, arg = "of", obj  # "the director of X", not "a member of X"
-        else:
-            continue
-        start, end = _span(doc, tok, clause)
-        refs.append(Reference(head=tok, kind=kind, start=start, end=end, focus=_is_focus(tok), argument=arg))
+    for ref in found:
+        kept = _reference(doc, ref.head, verb, own_clause=False) if _clause_is_question_verb(ref, found) else ref
+        if kept is not None:
+            refs.append(kept)
     for tok in doc:  # "the country Signmark is from": a relative clause without its marker
         contact = _contact_clause(tok) if tok.pos_ == "NOUN" and not any(r.head.i == tok.i for r in refs) else None
         if contact is not None:

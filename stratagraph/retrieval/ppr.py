@@ -33,7 +33,12 @@ ranking is a weighted reciprocal-rank fusion (k = 60) of these lists, four of th
    pages: recall@5 72.5 -> 91.7; nothing moved on the Wikipedia sets);
 5. one hop out of those pages (weight 2): the pages of the entities their chunks ``MENTION`` and the pages
    whose title their text quotes, ordered by PPR score. This is the bridge of a two-hop question ("the
-   director of film X" -> the page of X -> the page of the director it names);
+   director of film X" -> the page of X -> the page of the director it names). A question that Alg. 5
+   decomposes into a chain of n sub-questions answered one after another (:func:`~stratagraph.retrieval.
+   decompose.chain_length`: "the river of the birthplace of X's founder" is 3) gets one more such list per
+   hop, up to n - 1 hops out (at most ``max_hops``), each the pages first reached on that hop, at the same
+   weight: the third page of a 3-hop chain is two links from the question's page, and without its own list
+   the one-hop pages filled the top 5 before it (encyclopedia 3-hop chains 72.2 -> 94.4; BENCHMARKS.md);
 6. the fact chains of BiG-RAG's traversal (``traversal.traverse``: the question decomposed, Alg. 5, and
    each sub-question walked over the entity-fact graph, Alg. 4), before its own dense fusion. The entity-
    chunk walk and the fact-chain walk find different bridges: on MuSiQue (2-4 hops) adding this list took

@@ -24,6 +24,7 @@ def ev(text: str, n: int = 0, title: str = "Doc") -> Evidence:
         ("What is the name of the airport in Wilmington?", AnswerType.THING, "airport"),
         ("Drew Fuller starred in a series that broadcast on what station?", AnswerType.ORG, "station"),
         ("In what year was he born?", AnswerType.DATE, "year"),
+        ("What is the hometown of Idris Kalloway?", AnswerType.PLACE, "hometown"),
     ],
 )
 def test_the_noun_asked_for_is_the_head_of_the_wh_phrase(question: str, kind: AnswerType, focus: str) -> None:

@@ -101,6 +101,62 @@ def test_idioms_place_names_and_titles_are_no_hops(nlp):
     assert len(title) == 1  # "Hornets' Nest" is part of the title, not a possessive to resolve
 
 
+def test_a_participle_clause_inside_an_of_phrase_is_resolved_first(nlp):
+    # like "the film that won ..." in the paper's example: the company's clause nests inside the flagship
+    q = "How long is the flagship of the steamship company headquartered in Pellisk?"
+    subs = decompose(nlp, q)
+    assert _plan(subs) == [
+        ("Which steamship company headquartered in Pellisk?", "var1", []),
+        ("What is the flagship of {var1}?", "var2", ["var1"]),
+        ("How long is {var2}?", FINAL, ["var2"]),
+    ]
+    assert chain_length(subs) == 3
+
+
+def test_a_participle_clause_the_question_needs_stays_its_verb(nlp):
+    # no predicate but the clause: the director was educated at Oxford, and the film is no reference of its own
+    subs = decompose(nlp, "When was the director of the film educated at Oxford?")
+    assert _plan(subs) == [
+        ("What is the director of the film?", "var1", []),
+        ("When was {var1} educated at Oxford?", FINAL, ["var1"]),
+    ]
+    # a verb after the clause is the question's own: the clause nests and the verb stays in the final question
+    called = decompose(nlp, "What was the flagship of the company based in Oslo called?")
+    assert [s.text for s in called] == ["Which company based in Oslo?", "What was the flagship of {var1} called?"]
+
+
+def test_a_do_support_verb_read_as_a_noun_stays_in_the_final_question(nlp):
+    river = decompose(nlp, "On which river does the hometown of Kalloway Instruments' founder lie?")
+    assert _plan(river) == [
+        ("What is the founder of Kalloway Instruments?", "var1", []),
+        ("What is the hometown of {var1}?", "var2", ["var1"]),
+        ("On which river does {var2} lie?", FINAL, ["var2"]),
+    ]
+    q = "How many workers did the firm founded by Aurel Vintrasse's best-known pupil employ at its peak?"
+    firm = decompose(nlp, q)
+    assert _plan(firm) == [
+        ("What is the best-known pupil of Aurel Vintrasse?", "var1", []),
+        ("Which firm founded by {var1}?", "var2", ["var1"]),
+        ("How many workers did {var2} employ at its peak?", FINAL, ["var2"]),
+    ]
+    assert chain_length(river) == chain_length(firm) == 3
+
+
+def test_real_noun_compounds_are_no_misread_verb(nlp):
+    # a compound an "of" phrase follows is a noun phrase; the misread verb is the compound at its end
+    of = decompose(nlp, "How many workers did the steamship company of Pellisk employ?")
+    assert _plan(of) == [
+        ("What is the steamship company of Pellisk?", "var1", []),
+        ("How many workers did {var1} employ?", FINAL, ["var1"]),
+    ]
+    # a question whose verb is tagged a verb keeps every compound in its reference
+    play = decompose(nlp, "What instrument does the founder of the steamship company play?")
+    assert [s.text for s in play] == [
+        "What is the founder of the steamship company?",
+        "What instrument does {var1} play?",
+    ]
+
+
 def test_a_relative_clause_without_its_marker(nlp):
     subs = decompose(nlp, "What currency predated the Euro in the country Signmark is from?")
     assert [s.text for s in subs] == ["Which country Signmark is from?", "What currency predated the Euro in {var1}?"]
