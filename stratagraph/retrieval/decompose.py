@@ -485,17 +485,21 @@ def _clause_is_question_verb(ref: Reference, refs: Sequence[Reference]) -> bool:
 
 def _has_predicate(doc: Doc, start: int, end: int) -> bool:
     """The question's root is a form of "be" with its own complement outside [start, end): an adjective or
-    adverb ("How *long* is ...", "How *old* was ...") or a wh-pronoun ("*What* is ...", "*Who* was ..."); such
-    a question is whole without another verb."""
+    adverb ("How *long* is ...", "How *old* was ..."), a wh-pronoun ("*What* is ...", "*Who* was ...") or a
+    noun a wh-word determines ("*Which ship* is ...", "*What nationality* is ..."); such a question is whole
+    without another verb. Not a wh-adverb: "*When* was the director of the film educated at Oxford?" needs
+    its participle as much as "*Where* is the office of the firm founded by X?" does not."""
     root = _root(doc)
-    return (
-        root is not None
-        and root.lemma_ == "be"
-        and any(
-            not (start <= c.i < end) and (c.dep_ == "acomp" or (c.dep_ == "attr" and c.tag_ == "WP"))
-            for c in root.children
-        )
-    )
+    if root is None or root.lemma_ != "be":
+        return False
+    for c in root.children:
+        if start <= c.i < end:
+            continue
+        if c.dep_ == "acomp" or (c.dep_ == "attr" and c.tag_ == "WP"):
+            return True
+        if c.dep_ in ("attr", "nsubj") and any(d.dep_ == "det" and d.tag_ in ("WDT", "WP") for d in c.children):
+            return True
+    return False
 
 
 def _inner_participle(v: Token, head: Token, start: int, end: int) -> bool:
@@ -706,10 +710,11 @@ def decompose(ctx_or_nlp: Any, query: str) -> list[SubQuery]:
 
 
 def chain_length(subs: Sequence[SubQuery]) -> int:
-    """How many sub-questions answer one after the other: the longest path of ``depends_on`` through a
-    decomposition (1 for a question left whole; 3 for "the river of the birthplace of X's founder"; 2 for
-    "Which is older, A or B?", whose two conjuncts do not depend on each other). A reference to a variable
-    no sub-question binds counts nothing."""
+    """How many questions a decomposition answers one after another, each from the answer before: the longest
+    path of ``depends_on`` through it, counting the references and the final question but not the conjuncts
+    of a comparison, which only restate it per side (1 for a question left whole or "Which is older, A or
+    B?"; 2 for "Who was born first, the director of A or the director of B?"; 3 for "the river of the
+    birthplace of X's founder"). A variable no sub-question binds, or a cycle, counts nothing."""
     by_target = {sq.target: sq for sq in subs}
     depth: dict[str, int] = {}
 
@@ -719,7 +724,8 @@ def chain_length(subs: Sequence[SubQuery]) -> int:
         sq = by_target.get(target)
         if sq is None or target in seen:
             return 0
-        depth[target] = 1 + max((of(d, seen | {target}) for d in sq.depends_on), default=0)
+        step = 0 if sq.kind == "conjunct" else 1
+        depth[target] = step + max((of(d, seen | {target}) for d in sq.depends_on), default=0)
         return depth[target]
 
     return max((of(sq.target, frozenset()) for sq in subs), default=0)

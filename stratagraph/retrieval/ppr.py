@@ -20,7 +20,8 @@ All edges are walked both ways; each node spreads its mass in proportion to edge
 
 Ranked on its own, PPR mass follows the seeds it started from: second-hop passages rise from dense rank
 ~1000 to rank ~5-20, not into the top 5 (measured; ../shared/NOTES-offline.md saw the same). So the passage
-ranking is a weighted reciprocal-rank fusion (k = 60) of these lists, four of them read off the graph:
+ranking is a weighted reciprocal-rank fusion (k = 60) of these lists, all but the dense and BM25 ones read off
+the graph:
 
 1. the PPR ranking of chunks;
 2. the dense ranking: weight 0 by default, because the dense scores already seed the walk (counting them
@@ -36,7 +37,7 @@ ranking is a weighted reciprocal-rank fusion (k = 60) of these lists, four of th
    director of film X" -> the page of X -> the page of the director it names). A question that Alg. 5
    decomposes into a chain of n sub-questions answered one after another (:func:`~stratagraph.retrieval.
    decompose.chain_length`: "the river of the birthplace of X's founder" is 3) gets one more such list per
-   hop, up to n - 1 hops out (at most ``max_hops``), each the pages first reached on that hop, at the same
+   hop, up to n - 1 hops out (at most ``max_page_hops``), each the pages first reached on that hop, at the same
    weight: the third page of a 3-hop chain is two links from the question's page, and without its own list
    the one-hop pages filled the top 5 before it (encyclopedia 3-hop chains 72.2 -> 94.4; BENCHMARKS.md);
 6. the fact chains of BiG-RAG's traversal (``traversal.traverse``: the question decomposed, Alg. 5, and
@@ -68,10 +69,10 @@ from scipy.sparse import csr_matrix
 
 from stratagraph.graph_store.base import ScoredId
 from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, rrf
+from stratagraph.retrieval.decompose import chain_length, decompose
 from stratagraph.retrieval.index import GraphIndex, PageRankParams, column_stochastic, personalized_pagerank, rank_positions
 from stratagraph.retrieval.lexical import bm25
 from stratagraph.retrieval.query_linking import QueryLinks, describe, link_query, quoted_pages
-from stratagraph.retrieval.decompose import chain_length, decompose
 from stratagraph.retrieval.traversal import traverse
 from stratagraph.schema import EdgeType
 
@@ -101,7 +102,7 @@ class PPRParams(BaseModel):
         description="chosen on the first halves of all seven sets: an unanchored question's graph weight is its "
         "entities' document specificity to this power",
     )
-    max_hops: int = Field(
+    max_page_hops: int = Field(
         3,
         ge=1,
         description="ours (issue 9): the page lists follow links out of the question's pages one hop, or as "
@@ -211,24 +212,31 @@ def run_walk(wg: WalkGraph, seeds: Mapping[str, float], params: PPRParams) -> np
 
 def linked_pages(ctx: RetrievalContext, wg: WalkGraph, chunks: Iterable[str]) -> set[str]:
     """The chunks of the pages these chunks link to: the pages of the entities they ``MENTION`` and the
-    pages whose title their text quotes."""
-    chunks = sorted(set(chunks))
-    out: set[str] = set()
-    for cid in chunks:
-        for ent in wg.mentions.get(cid, ()):
-            out.update(wg.pages.get(ent, ()))
-    for node in ctx.graph.get_nodes(chunks):
+    pages whose title their text quotes. A chunk's links are read once per store generation (the quoted
+    titles need its text) and kept."""
+    memo: dict[str, frozenset[str]] = ctx.cached("ppr_links", dict)
+    todo = sorted(c for c in set(chunks) if c not in memo)
+    for node in ctx.graph.get_nodes(todo):
+        found: set[str] = set()
+        for ent in wg.mentions.get(node.id, ()):
+            found.update(wg.pages.get(ent, ()))
         quoted = quoted_pages(ctx, str(node.props.get("text") or ""), exclude_doc=str(node.props.get("doc_id")))
         for page in quoted:
-            out.update(wg.page_chunks.get(page.node_id, ()))
+            found.update(wg.page_chunks.get(page.node_id, ()))
+        memo[node.id] = frozenset(found)
+    out: set[str] = set()
+    for cid in chunks:
+        out |= memo.get(cid, frozenset())
     return out
 
 
 def hop_lists(
-    ctx: RetrievalContext, wg: WalkGraph, links: QueryLinks, scores: np.ndarray, hops: int = 1
+    ctx: RetrievalContext, wg: WalkGraph, links: QueryLinks, scores: np.ndarray, hops: int = 1, frontier_cap: int = 64
 ) -> tuple[list[str], list[list[str]]]:
     """The question's own pages (quoted titles; pages of the entities it names exactly) and, for each hop
-    ``1..hops``, the pages first reached that many links out of them, each ordered by PPR score."""
+    ``1..hops``, the pages first reached that many links out of them, each ordered by PPR score. A hop
+    after the first follows the links of the previous hop's best ``frontier_cap`` chunks only, so a hub
+    page cannot make a query read most of a large store."""
     def by_score(ids: set[str]) -> list[str]:
         return sorted(ids, key=lambda c: (-round(float(scores[wg.index[c]]), 12), c))
 
@@ -238,11 +246,12 @@ def hop_lists(
     for ent in links.entities:
         if ent.how == "exact":
             linked.update(wg.pages.get(ent.entity_id, ()))
-    seen, frontier, out = set(linked), linked, []
-    for _ in range(hops):
-        frontier = linked_pages(ctx, wg, frontier) - seen if frontier else set()
-        seen |= frontier
-        out.append(by_score(frontier))
+    seen, frontier, out = set(linked), list(linked), []
+    for hop in range(hops):
+        reached = by_score(linked_pages(ctx, wg, frontier if hop == 0 else frontier[:frontier_cap]) - seen)
+        seen.update(reached)
+        out.append(reached)
+        frontier = reached
     return by_score(linked), out
 
 
@@ -293,6 +302,10 @@ def rank_chunks(wg: WalkGraph, scores: np.ndarray, allowed: set[str] | None, lim
     return [ScoredId.model_construct(id=nid, score=s) for nid, s in rank_positions(scores, cand, wg.ids, limit)]
 
 
+def _within(chunks: list[str], allowed: set[str]) -> list[str]:
+    return [c for c in chunks if c.split("#", 1)[0] in allowed]
+
+
 def retrieve(
     ctx: RetrievalContext,
     query: str,
@@ -311,8 +324,11 @@ def retrieve(
     walk = rank_chunks(wg, scores, ctx.allowed_docs(filters), depth)
     walked = traverse(ctx, query, filters, links=links) if params.fuse_weights[5] else None
     subs = walked.sub_queries if walked is not None else decompose(ctx, query)
-    hops = min(max(chain_length(subs) - 1, 1), params.max_hops)
+    hops = min(max(chain_length(subs) - 1, 1), params.max_page_hops)
     linked, outs = hop_lists(ctx, wg, links, scores, hops)
+    allowed = ctx.allowed_docs(filters)
+    if allowed is not None:  # a filtered-out page takes no rank from one the filter keeps
+        linked, outs = _within(linked, allowed), [_within(out, allowed) for out in outs]
     chains = [h.id for h in walked.graph] if walked is not None else []
     weights = fusion_weights(wg, links, params)
     fused = rrf(
@@ -321,8 +337,8 @@ def retrieve(
         weights=[*weights, *[weights[4]] * (len(outs) - 1)],
     )
     via = defaultdict(list)
-    named = [("ppr", [h.id for h in walk]), ("page", linked), ("traversal", chains)]
-    named += [("out_link" if hop == 1 else f"out_link_{hop}", out) for hop, out in enumerate(outs, start=1)]
+    named = [("ppr", [h.id for h in walk]), ("page", linked), ("out_link", outs[0]), ("traversal", chains)]
+    named += [(f"out_link_{hop}", out) for hop, out in enumerate(outs[1:], start=2)]
     for name, hits in named:
         for cid in hits:
             via[cid].append(name)

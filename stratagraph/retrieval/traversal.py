@@ -32,14 +32,13 @@ What the paper leaves open, fixed here:
   neighbours, which drift on a walk) and each goes to the sub-question whose text holds its mention
   (:func:`assign_seeds`). A sub-question starts from its entities, the entities its quoted pages describe
   (``DESCRIBED_BY``) and the answers bound to the variables in its text (ReplaceVariables); a quoted page's
-  facts join its R_0. The paper writes the bound answer into the next sub-question and retrieves afresh, so
-  the best answer seeds it at weight 1, as a name in its text would, and the other candidates in
-  proportion to their score (weighting by the raw answer score instead put every later hop's evidence
-  below the first hop's: measured in BENCHMARKS.md). ``ExtractAnswer`` is the paper's "simple heuristic" option (:func:`extract_answers`):
-  the entities of the top facts that the sub-question did not start from, scored ``score(r)·specificity(e)``
-  (``log(N/deg(e))/log(N)``: a hub is rarely the answer), weighed down when the sub-question asks for a
-  person, place or organisation and the entity's type says otherwise ("What is the birthplace of
-  X?" binds the town X was born in, not the company X founded), the best
+  facts join its R_0. The best bound answer seeds the next sub-question at weight 1, as a name written in
+  its text would, the others in proportion (:func:`replace_variables`). ``ExtractAnswer`` is the paper's
+  "simple heuristic" option (:func:`extract_answers`): the entities of the top facts that the sub-question
+  did not start from, scored ``score(r)·specificity(e)`` (``log(N/deg(e))/log(N)``: a hub is rarely the
+  answer), weighed down when the sub-question asks for a person, place or organisation and the entity's
+  type says otherwise ("What is the birthplace of X?" binds the town X was born in, not the company X
+  founded), the best
   :attr:`TraversalSettings.answer_candidates` within :attr:`TraversalSettings.answer_ratio` of the first.
 
 Chunks (:func:`chunk_ranking`): a quoted page's chunks score 1, a seed's own page (``DESCRIBED_BY`` ->
@@ -551,6 +550,16 @@ def _page_facts(index: BipartiteIndex, pages: Iterable[str]) -> dict[str, float]
     }
 
 
+def replace_variables(bound: Mapping[str, float]) -> dict[str, float]:
+    """ReplaceVariables (§4.3.3) as seed weights: the paper writes a sub-question's answer into the next
+    one and retrieves afresh, so the best bound answer seeds it at weight 1, as a name written in its text
+    would, and the other candidates in proportion to their score (``{a: 0.4, b: 0.2}`` -> ``{a: 1, b:
+    0.5}``). Seeding with the raw answer scores, products of small numbers, put every later hop's evidence
+    below the first hop's (BENCHMARKS.md, issue 9)."""
+    top = max(bound.values(), default=0.0)
+    return {e: w / top for e, w in bound.items()} if top > 0 else dict(bound)
+
+
 def run_sub_queries(
     index: BipartiteIndex,
     subs: Sequence[SubQuery],
@@ -571,10 +580,8 @@ def run_sub_queries(
             for e in index.page_entities.get(page, ()):
                 start[index.entity_ids[e]] = 1.0
         for var in sq.variables():
-            bound = bindings.get(var, {})
-            top = max(bound.values(), default=0.0)
-            for e, w in bound.items():
-                start[e] = max(start.get(e, 0.0), w / top if top > 0 else w)
+            for e, w in replace_variables(bindings.get(var, {})).items():
+                start[e] = max(start.get(e, 0.0), w)
         initial = _page_facts(index, own.pages)
         how = "pages" if own.pages and not own.entities else "entities"
         if not start and not initial:

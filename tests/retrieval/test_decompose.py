@@ -140,6 +140,31 @@ def test_a_do_support_verb_read_as_a_noun_stays_in_the_final_question(nlp):
         ("How many workers did {var2} employ at its peak?", FINAL, ["var2"]),
     ]
     assert chain_length(river) == chain_length(firm) == 3
+    # the same rule on questions of no bundled set
+    study = decompose(nlp, "What did the brother of Ivo Lenz's wife study at university?")
+    assert _plan(study) == [
+        ("What is the wife of Ivo Lenz?", "var1", []),
+        ("What is the brother of {var1}?", "var2", ["var1"]),
+        ("What did {var2} study at university?", FINAL, ["var2"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("question", "plan"),
+    [
+        (
+            "Which ship is the flagship of the company headquartered in Oslo?",
+            ["Which company headquartered in Oslo?", "What is the flagship of {var1}?", "Which ship is {var2}?"],
+        ),
+        (
+            "What nationality is the director of the film released in 1999?",
+            ["Which film released in 1999?", "What is the director of {var1}?", "What nationality is {var2}?"],
+        ),
+    ],
+)
+def test_a_question_whose_wh_noun_is_its_predicate_nests_the_participle_clause(nlp, question, plan):
+    subs = decompose(nlp, question)
+    assert [s.text for s in subs] == plan and chain_length(subs) == 3
 
 
 def test_real_noun_compounds_are_no_misread_verb(nlp):
@@ -182,13 +207,20 @@ def test_chain_length_counts_sub_questions_answered_one_after_another(nlp):
     paper = decompose(nlp, "Who is the spouse of the director of the film that won Best Picture in 2019?")
     assert chain_length(paper) == 3
     assert chain_length(decompose(nlp, "Who founded Microsoft?")) == 1
-    # two conjuncts that do not depend on each other, then the final comparison: two steps, not three
+    # a comparison's conjuncts restate it per side: one step, or one more per reference they share
     both = [
         SubQuery(text="When was A founded?", target="var1", kind="conjunct"),
         SubQuery(text="When was B founded?", target="var2", kind="conjunct"),
         SubQuery(text="Which is older?", depends_on=["var1", "var2"]),
     ]
-    assert chain_length(both) == 2
+    assert chain_length(both) == 1
+    shared = [
+        SubQuery(text="Which director died first?", target="var1", kind="relative"),
+        SubQuery(text="Which film has {var1}, A?", target="var2", depends_on=["var1"], kind="conjunct"),
+        SubQuery(text="Which film has {var1}, B?", target="var3", depends_on=["var1"], kind="conjunct"),
+        SubQuery(text="Which film has {var1}, A or B?", depends_on=["var2", "var3"]),
+    ]
+    assert chain_length(shared) == 2
     # a variable no sub-question binds, and a (malformed) cycle, count nothing
     assert chain_length([SubQuery(text="Where was {var7} born?", depends_on=["var7"])]) == 1
     loop = [SubQuery(text="{var2}?", target="var1", depends_on=["var2"]), SubQuery(text="{var1}?", target="var2", depends_on=["var1"])]

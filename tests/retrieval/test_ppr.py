@@ -71,13 +71,13 @@ def test_hop_lists_are_the_quoted_page_and_its_out_links(ctx):
 def test_the_page_lists_follow_the_decomposed_chain(ctx):
     """A question that Alg. 5 decomposes into a chain of three sub-questions (the director of the film,
     that director's birthplace, its country) gets a list of the pages two hops out of its own page; a
-    two-step question does not; ``max_hops`` caps the chain."""
+    two-step question does not; ``max_page_hops`` caps the chain."""
     three = "In which country is the birthplace of the director of Moonfall Harbor?"
     res = P.retrieve(ctx, three, k=4)
     assert res.context["out_links"] == ["varga#1#0"] and res.context["out_links_further"] == [["other#1#0"]]
     assert "out_link_2" in next(e.via for e in res.evidence if e.chunk_id == "other#1#0")
     assert P.retrieve(ctx, QUESTION, k=4).context["out_links_further"] == []
-    assert P.retrieve(ctx, three, k=4, params=P.PPRParams(max_hops=1)).context["out_links_further"] == []
+    assert P.retrieve(ctx, three, k=4, params=P.PPRParams(max_page_hops=1)).context["out_links_further"] == []
     # without the traversal list the chain still comes from Alg. 5
     no_chains = P.PPRParams(fuse_weights=(1, 0, 1, 2, 2, 0))
     assert P.retrieve(ctx, three, k=4, params=no_chains).context["out_links_further"] == [["other#1#0"]]
