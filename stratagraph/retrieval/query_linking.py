@@ -24,6 +24,7 @@ from stratagraph.schema import NodeLabel
 
 ENTITY_COLLECTION = "entities"
 MAX_NGRAM = 8  # ours: the longest name matched exactly, in words
+MAX_TITLE_WORDS = 24  # ours: the longest page title a text can quote (a paper's title is often over 8 words)
 _WORD = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*", re.UNICODE)
 _QUESTION_WORDS = frozenset(
     """what which who whom whose when where why how is are was were do does did the a an of in on for to and or
@@ -63,8 +64,8 @@ class QueryLinks(BaseModel):
         return {e.entity_id: e.score for e in self.entities}
 
 
-def _ngrams(query: str) -> list[tuple[int, int, str]]:
-    """(start, end, text) of every word n-gram (n <= MAX_NGRAM) whose first and last words are not weak
+def _ngrams(query: str, max_words: int = MAX_NGRAM) -> list[tuple[int, int, str]]:
+    """(start, end, text) of every word n-gram (n <= ``max_words``) whose first and last words are not weak
     (a question or function word written in lower case, or opening the text), longest first. A capitalised
     function word inside a name is kept: "Changed It", "The Who"."""
     words = [(m.start(), m.end()) for m in _WORD.finditer(query)]
@@ -74,7 +75,7 @@ def _ngrams(query: str) -> list[tuple[int, int, str]]:
     for i in range(len(words)):
         if weak[i]:
             continue
-        for j in range(i, min(len(words), i + MAX_NGRAM)):
+        for j in range(i, min(len(words), i + max_words)):
             if not weak[j]:
                 out.append((words[i][0], words[j][1], query[words[i][0] : words[j][1]]))
     out.sort(key=lambda t: (-(t[1] - t[0]), t[0]))
@@ -104,7 +105,8 @@ def quoted_pages(
     pages: list[LinkedPage] = []
     taken: list[tuple[int, int]] = []
     seen: set[str] = set()
-    for start, end, gram in _ngrams(text):
+    # up to the longest title the store has (two words of slack: the n-grams count words as written)
+    for start, end, gram in _ngrams(text, min(MAX_TITLE_WORDS, index.longest_title_words() + 2)):
         probe = gram[:1].lower() + gram[1:] if question and start == 0 else gram
         if not _names_something(probe) or not _outside((start, end), taken):
             continue

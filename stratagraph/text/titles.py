@@ -226,6 +226,7 @@ class TitleIndex:
         self._entries: dict[str, _Indexed] = {}
         self._by_norm: dict[str, list[str]] = {}  # all kinds
         self._section_docs: dict[str, dict[str, int]] = {}  # one-word section title -> doc id -> count
+        self._longest: int | None = None  # words in the longest normalised title (None: to count again)
         for node_id, title, doc_id, kind in entries:
             self.add(node_id, title, doc_id, kind)  # type: ignore[arg-type]
 
@@ -268,6 +269,7 @@ class TitleIndex:
         )
         self._entries[node_id] = entry
         self._by_norm.setdefault(norm, []).append(node_id)
+        self._longest = None
         if kind == "section" and len(entry.tokens) == 1:
             docs = self._section_docs.setdefault(norm, {})
             docs[doc_id] = docs.get(doc_id, 0) + 1
@@ -279,6 +281,7 @@ class TitleIndex:
         if entry is None:
             return
         _discard(self._by_norm, entry.norm, node_id)
+        self._longest = None
         if entry.kind == "section" and len(entry.tokens) == 1:
             docs = self._section_docs.get(entry.norm, {})
             docs[entry.doc_id] = docs.get(entry.doc_id, 1) - 1
@@ -287,6 +290,12 @@ class TitleIndex:
             if not docs:
                 self._section_docs.pop(entry.norm, None)
         self._forgotten(entry)
+
+    def longest_title_words(self) -> int:
+        """Words in the longest indexed title (normalised): no longer n-gram of a text can quote one."""
+        if self._longest is None:
+            self._longest = max((len(norm.split()) for norm in self._by_norm), default=0)
+        return self._longest
 
     def _indexed(self, entry: _Indexed) -> None:
         """Called after :meth:`add` stored ``entry`` (a subclass's further structures)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
-CORPORA = ("report", "papers", "quarterly", "encyclopedia", "railway")
+CORPORA = ("report", "papers", "quarterly", "encyclopedia", "railway", "inkdating")
 KINDS = {
     "number_lookup",
     "sum_difference",

@@ -147,3 +147,31 @@ def test_default_is_the_adaptive_ppr_and_says_which_regime(ctx):
     text = retrieve(ctx, "default", "which guild asks about birthplaces?", k=2)
     assert text.context["regime"] == "text"
     assert [e.chunk_id for e in text.evidence] == [e.chunk_id for e in retrieve(ctx, "rrf", "which guild asks about birthplaces?", k=2).evidence]
+
+
+def test_a_question_naming_two_long_titled_papers_gets_the_best_passage_of_each(builder):
+    """Titles of up to 24 words link exactly (a paper's is often longer than eight), and the question's own
+    pages enter the fusion in turn, the best chunk of each first, so the first paper's other sections do not
+    fill the top chunks."""
+    long_a = "Migration Fronts of Ferrous Ions in Laid Paper: A Diffusion Model for Dating Iron-Gall Ink"
+    long_b = "Hyperspectral Halo Imaging for Automated Iron-Gall Ink Dating"
+    for doc, title, texts in [
+        ("fe", long_a, ["The halo grows by 0.42 micrometres per decade.", "We sampled 40 letters.", "Ink recipes vary."]),
+        ("halo", long_b, ["The halo grows by 0.38 micrometres per decade.", "HaloNet has six layers.", "Training took a day."]),
+    ]:
+        builder.doc(doc, title)
+        for n, text in enumerate(texts):
+            builder.section(doc, f"{doc}/s{n}", f"Part {n}")
+            builder.chunk(f"{doc}/s{n}", f"{doc}#{n}", text)
+    ctx = builder.build()
+    question = f"'{long_a}' and '{long_b}' each report a halo growth rate. How far apart are they?"
+    assert {p.doc_id for p in link_query(ctx, question).pages} == {"fe", "halo"}
+    res = P.retrieve(ctx, question, k=3)
+    assert sorted(c.split("#")[0] for c in res.context["pages"][:2]) == ["fe", "halo"]
+    assert {e.doc_id for e in res.evidence[:2]} == {"fe", "halo"}
+
+
+def test_best_per_page_takes_the_best_chunks_of_each_document_in_turn():
+    ranked = ["a#2", "a#0", "b#1", "a#1", "c#0", "b#0", "a#3"]
+    assert P.best_per_page(ranked, 1) == ["a#2", "b#1", "c#0"]
+    assert P.best_per_page(ranked, 3) == ["a#2", "b#1", "c#0", "a#0", "b#0", "a#1"]
