@@ -29,7 +29,7 @@ the graph:
 3. the BM25 ranking;
 4. the question's own pages (weight 2): pages whose title it quotes or that are ``DESCRIBED_BY`` an entity
    it names exactly (KAG's mutual index read from the entity side), the best ``page_chunks`` (3) chunks of
-   each by PPR score, taken in turn across the pages.
+   each document among them by PPR score, taken in turn across the documents.
    Weighted as high as the next list, so the pages a question names are not crowded out by the pages they
    link to (on linked encyclopedia pages the one-hop list filled the top 5 before a comparison question's
    own two pages: recall@5 72.5 -> 91.7; nothing moved on the Wikipedia sets); a few chunks per page, so
@@ -114,8 +114,8 @@ class PPRParams(BaseModel):
     page_chunks: int = Field(
         3,
         ge=1,
-        description="chosen on the document sets (issue 9): the chunks of each page the question names that its "
-        "own-pages list holds, best first, taken in turn across pages (1 lost KAG answers that lay in a named "
+        description="chosen on the document sets (issue 9): the chunks of each document the question names (or "
+        "names a section of) that its own-pages list holds, best first, taken in turn across pages (1 lost KAG answers that lay in a named "
         "page's second or third section; 2 cost encyclopedia chunk recall; all of them let one named paper's "
         "sections fill the top chunks)",
     )

@@ -14,6 +14,7 @@ Three routes, in order of trust:
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -24,7 +25,7 @@ from stratagraph.schema import NodeLabel
 
 ENTITY_COLLECTION = "entities"
 MAX_NGRAM = 8  # ours: the longest name matched exactly, in words
-MAX_TITLE_WORDS = 24  # ours: the longest page title a text can quote (a paper's title is often over 8 words)
+MAX_TITLE_WORDS = 24  # ours: the longest page title a question can quote (a paper's is often over 8 words)
 _WORD = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*", re.UNICODE)
 _QUESTION_WORDS = frozenset(
     """what which who whom whose when where why how is are was were do does did the a an of in on for to and or
@@ -64,18 +65,30 @@ class QueryLinks(BaseModel):
         return {e.entity_id: e.score for e in self.entities}
 
 
-def _ngrams(query: str, max_words: int = MAX_NGRAM) -> list[tuple[int, int, str]]:
-    """(start, end, text) of every word n-gram (n <= ``max_words``) whose first and last words are not weak
-    (a question or function word written in lower case, or opening the text), longest first. A capitalised
-    function word inside a name is kept: "Changed It", "The Who"."""
+def _ngrams(query: str, max_words: int = MAX_NGRAM, long_starts: frozenset[str] = frozenset()) -> list[tuple[int, int, str]]:
+    """(start, end, text) of every word n-gram (n <= :data:`MAX_NGRAM`, or n <= ``max_words`` from a word
+    that can open a longer title: its normalised form, or the next word's after an article, is in
+    ``long_starts``) whose first and last words are not weak (a question or function word written in lower
+    case, or opening the text), longest first. A capitalised function word inside a name is kept: "Changed
+    It", "The Who"."""
+    from stratagraph.text.titles import normalize_title
+
     words = [(m.start(), m.end()) for m in _WORD.finditer(query)]
     texts = [query[a:b] for a, b in words]
     weak = [t.lower() in _QUESTION_WORDS and (i == 0 or not t[:1].isupper()) for i, t in enumerate(texts)]
+
+    def opens_long(i: int) -> bool:
+        if not long_starts:
+            return False
+        first = texts[i + 1] if texts[i].lower() in ("the", "a", "an") and i + 1 < len(texts) else texts[i]
+        return (normalize_title(first).split() or [""])[0] in long_starts
+
     out = []
     for i in range(len(words)):
         if weak[i]:
             continue
-        for j in range(i, min(len(words), i + max_words)):
+        reach = max_words if max_words > MAX_NGRAM and opens_long(i) else MAX_NGRAM
+        for j in range(i, min(len(words), i + reach)):
             if not weak[j]:
                 out.append((words[i][0], words[j][1], query[words[i][0] : words[j][1]]))
     out.sort(key=lambda t: (-(t[1] - t[0]), t[0]))
@@ -105,8 +118,11 @@ def quoted_pages(
     pages: list[LinkedPage] = []
     taken: list[tuple[int, int]] = []
     seen: set[str] = set()
-    # up to the longest title the store has (two words of slack: the n-grams count words as written)
-    for start, end, gram in _ngrams(text, min(MAX_TITLE_WORDS, index.longest_title_words() + 2)):
+    # titles longer than a name are read only from a word that opens one, up to the longest the store has
+    # (two words of slack: the n-grams count words as written, the index counts them normalised)
+    text = unicodedata.normalize("NFC", text)
+    longest = min(MAX_TITLE_WORDS, index.longest_title_words() + 2)
+    for start, end, gram in _ngrams(text, longest, index.long_title_starts(MAX_NGRAM)):
         probe = gram[:1].lower() + gram[1:] if question and start == 0 else gram
         if not _names_something(probe) or not _outside((start, end), taken):
             continue

@@ -227,6 +227,7 @@ class TitleIndex:
         self._by_norm: dict[str, list[str]] = {}  # all kinds
         self._section_docs: dict[str, dict[str, int]] = {}  # one-word section title -> doc id -> count
         self._longest: int | None = None  # words in the longest normalised title (None: to count again)
+        self._long_starts: dict[int, frozenset[str]] = {}  # first words of titles longer than n (cleared on change)
         for node_id, title, doc_id, kind in entries:
             self.add(node_id, title, doc_id, kind)  # type: ignore[arg-type]
 
@@ -269,7 +270,7 @@ class TitleIndex:
         )
         self._entries[node_id] = entry
         self._by_norm.setdefault(norm, []).append(node_id)
-        self._longest = None
+        self._longest, self._long_starts = None, {}
         if kind == "section" and len(entry.tokens) == 1:
             docs = self._section_docs.setdefault(norm, {})
             docs[doc_id] = docs.get(doc_id, 0) + 1
@@ -281,7 +282,7 @@ class TitleIndex:
         if entry is None:
             return
         _discard(self._by_norm, entry.norm, node_id)
-        self._longest = None
+        self._longest, self._long_starts = None, {}
         if entry.kind == "section" and len(entry.tokens) == 1:
             docs = self._section_docs.get(entry.norm, {})
             docs[entry.doc_id] = docs.get(entry.doc_id, 1) - 1
@@ -292,10 +293,20 @@ class TitleIndex:
         self._forgotten(entry)
 
     def longest_title_words(self) -> int:
-        """Words in the longest indexed title (normalised): no longer n-gram of a text can quote one."""
+        """Words in the longest indexed title, as normalised (a text may write a title in a few more words:
+        an n-gram reader adds slack)."""
         if self._longest is None:
             self._longest = max((len(norm.split()) for norm in self._by_norm), default=0)
         return self._longest
+
+    def long_title_starts(self, longer_than: int) -> frozenset[str]:
+        """The first normalised words of the titles of more than ``longer_than`` words: only an n-gram
+        opening with one of them can quote such a title."""
+        if longer_than not in self._long_starts:
+            self._long_starts[longer_than] = frozenset(
+                norm.split()[0] for norm in self._by_norm if len(norm.split()) > longer_than
+            )
+        return self._long_starts[longer_than]
 
     def _indexed(self, entry: _Indexed) -> None:
         """Called after :meth:`add` stored ``entry`` (a subclass's further structures)."""

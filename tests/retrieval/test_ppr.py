@@ -169,6 +169,14 @@ def test_a_question_naming_two_long_titled_papers_gets_the_best_passage_of_each(
     res = P.retrieve(ctx, question, k=3)
     assert sorted(c.split("#")[0] for c in res.context["pages"][:2]) == ["fe", "halo"]
     assert {e.doc_id for e in res.evidence[:2]} == {"fe", "halo"}
+    # the own-pages list takes the pages in turn, at most page_chunks each, whatever the walk prefers
+    wg = P.walk_graph(ctx, P.PPRParams())
+    links = link_query(ctx, question)
+    scores = np.zeros(len(wg.ids))
+    for n, cid in enumerate(["fe#0", "fe#1", "fe#2", "halo#0", "halo#1", "halo#2"]):
+        scores[wg.index[cid]] = 1.0 - n / 10  # every chunk of "fe" above every chunk of "halo"
+    assert P.hop_lists(ctx, wg, links, scores, per_page=2)[0] == ["fe#0", "halo#0", "fe#1", "halo#1"]
+    assert len(P.retrieve(ctx, question, k=5, params=P.PPRParams(page_chunks=1)).context["pages"]) == 2
 
 
 def test_best_per_page_takes_the_best_chunks_of_each_document_in_turn():

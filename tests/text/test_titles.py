@@ -42,3 +42,18 @@ def test_title_index_into_a_reference_index_reads_year_and_authors() -> None:
     assert cites([], "2019") == "heat19"  # ... and as a number
     assert cites(["Okafor"], None) == "heat19"  # the first author of the metadata's list
     assert cites(["Chen"], None) == "heat21"  # heat19 disagrees; heat21 has no authors (not a list)
+
+
+def test_the_longest_title_and_the_words_that_open_long_ones_follow_adds_and_removals() -> None:
+    index = TitleIndex()
+    assert index.longest_title_words() == 0 and index.long_title_starts(8) == frozenset()
+    index.add("p1", "The Migration Fronts of Ferrous Ions in Laid Paper: A Diffusion Model", "p1", "document")
+    index.add("p2", "Halo Imaging", "p2", "document")
+    # normalised: the leading article dropped, the colon a space: 11 words opening with "migration"
+    assert index.longest_title_words() == 11
+    assert index.long_title_starts(8) == frozenset({"migration"})
+    index.remove("p1")
+    assert index.longest_title_words() == 2 and index.long_title_starts(8) == frozenset()
+    for kind in (TitleIndex(), ReferenceIndex()):  # the citation layer's index counts the same
+        kind.add("p3", "One Two Three Four Five Six Seven Eight Nine", "p3", "document")
+        assert kind.longest_title_words() == 9 and kind.long_title_starts(8) == frozenset({"one"})
