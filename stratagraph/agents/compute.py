@@ -369,13 +369,12 @@ def in_common(question: str, evidence: Sequence[Evidence]) -> Decided | None:
         return None
     subjects = [re.sub(r"^(?:both|either)\s+", "", m.group(g).strip(" ,\"'"), flags=re.IGNORECASE) for g in ("a", "b")]
     sents = sentences(evidence)
-    norp = [_values(sents, subject, {"NORP"}) for subject in subjects]
-    found = _shared(norp, "nationality")
+    what, found = "nationality", _shared([_values(sents, subject, {"NORP"}) for subject in subjects])
     if found is None:
-        found = _shared([_attributes(sents, subject) for subject in subjects], "kind")
+        what, found = "kind", _shared([_attributes(sents, subject) for subject in subjects])
     if found is None:
         return None
-    value, hits, what = found
+    value, hits = found
     cites = [citation(h) for h in hits]
     comp = Computation(operation=f"deduce (shared {what})", expression=f"{subjects[0]}: {value} = {subjects[1]}: {value}",
                        operands=[Operand(label=subj, value=Decimal(1), raw=value, citation=c)
@@ -391,14 +390,14 @@ def in_common(question: str, evidence: Sequence[Evidence]) -> Decided | None:
     return Decided(answer=written, citations=_distinct(cites), computation=comp)
 
 
-def _shared(values: Sequence[list[tuple[str, Sentence]]], what: str) -> tuple[str, list[Sentence], str] | None:
+def _shared(values: Sequence[list[tuple[str, Sentence]]]) -> tuple[str, list[Sentence]] | None:
     """The first value (in the first subject's order) that every subject's list holds, with a sentence each."""
     if len(values) != 2 or not all(values):
         return None
     for value, sent in values[0]:
         other = next((s for v, s in values[1] if v == value), None)
         if other is not None:
-            return value, [sent, other], what
+            return value, [sent, other]
     return None
 
 

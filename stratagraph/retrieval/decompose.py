@@ -713,7 +713,7 @@ def chain_length(subs: Sequence[SubQuery]) -> int:
     """How many questions a decomposition answers one after another, each from the answer before: the longest
     path of ``depends_on`` through it, counting the references and the final question but not the conjuncts
     of a comparison, which only restate it per side (1 for a question left whole or "Which is older, A or
-    B?"; 2 for "Who was born first, the director of A or the director of B?"; 3 for "the river of the
+    B?"; 2 for a comparison whose two sides share a reference resolved first; 3 for "the river of the
     birthplace of X's founder"). A variable no sub-question binds, or a cycle, counts nothing."""
     by_target = {sq.target: sq for sq in subs}
     depth: dict[str, int] = {}

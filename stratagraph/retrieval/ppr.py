@@ -29,20 +29,21 @@ the graph:
 3. the BM25 ranking;
 4. the question's own pages (weight 2): pages whose title it quotes or that are ``DESCRIBED_BY`` an entity
    it names exactly (KAG's mutual index read from the entity side), the best ``page_chunks`` (3) chunks of
-   each document among them by PPR score, taken in turn across the documents.
-   Weighted as high as the next list, so the pages a question names are not crowded out by the pages they
-   link to (on linked encyclopedia pages the one-hop list filled the top 5 before a comparison question's
-   own two pages: recall@5 72.5 -> 91.7; nothing moved on the Wikipedia sets); a few chunks per page, so
-   that a question naming one or two multi-section papers leaves room among its top chunks for a paper
-   they cite or for the second paper (inkdating: chunk recall@5 81.2 -> 93.8);
+   each document among them by PPR score, taken in turn across the documents. Weighted as high as the next
+   list, so the pages a question names are not crowded out by the pages they link to (on linked
+   encyclopedia pages the one-hop list filled the top 5 before a comparison question's own two pages:
+   recall@5 72.5 -> 91.7; nothing moved on the Wikipedia sets); a few chunks per page, so that a question
+   naming one or two multi-section papers leaves room among its top chunks for a paper they cite or for
+   the second paper (inkdating: chunk recall@5 81.2 -> 93.8);
 5. one hop out of those pages (weight 2): the pages of the entities their chunks ``MENTION`` and the pages
    whose title their text quotes, ordered by PPR score. This is the bridge of a two-hop question ("the
    director of film X" -> the page of X -> the page of the director it names). A question that Alg. 5
    decomposes into a chain of n sub-questions answered one after another (:func:`~stratagraph.retrieval.
    decompose.chain_length`: "the river of the birthplace of X's founder" is 3) gets one more such list per
-   hop, up to n - 1 hops out (at most ``max_page_hops``), each the pages first reached on that hop, at the same
-   weight: the third page of a 3-hop chain is two links from the question's page, and without its own list
-   the one-hop pages filled the top 5 before it (encyclopedia 3-hop chains 72.2 -> 94.4; BENCHMARKS.md);
+   hop, up to n - 1 hops out (at most ``max_page_hops``), each the pages first reached on that hop, at the
+   same weight: the third page of a 3-hop chain is two links from the question's page, and without its own
+   list the one-hop pages filled the top 5 before it (encyclopedia 3-hop chains 72.2 -> 94.4;
+   BENCHMARKS.md);
 6. the fact chains of BiG-RAG's traversal (``traversal.traverse``: the question decomposed, Alg. 5, and
    each sub-question walked over the entity-fact graph, Alg. 4), before its own dense fusion. The entity-
    chunk walk and the fact-chain walk find different bridges: on MuSiQue (2-4 hops) adding this list took
@@ -115,9 +116,9 @@ class PPRParams(BaseModel):
         3,
         ge=1,
         description="chosen on the document sets (issue 9): the chunks of each document the question names (or "
-        "names a section of) that its own-pages list holds, best first, taken in turn across pages (1 lost KAG answers that lay in a named "
-        "page's second or third section; 2 cost encyclopedia chunk recall; all of them let one named paper's "
-        "sections fill the top chunks)",
+        "names a section of) that its own-pages list holds, best first, taken in turn across documents (1 lost "
+        "KAG answers that lay in a named page's second or third section; 2 cost encyclopedia chunk recall; all "
+        "of them let one named paper's sections fill the top chunks)",
     )
     specificity_scale: int = Field(
         1000,
@@ -126,6 +127,11 @@ class PPRParams(BaseModel):
         "1 document of 1000 (or 10 of 10000) has specificity 1; 1 of 8 has 0.22, not the 0.68 that scaling by "
         "the store's own size gave (measured: musique-100 73.4 -> 74.2, the document sets' recall unchanged)",
     )
+
+
+def document_of(chunk_id: str) -> str:
+    """A chunk's document, from its id (``<doc id>#<section>#<n>``; a document id never holds "#")."""
+    return chunk_id.split("#", 1)[0]
 
 
 @dataclass
@@ -173,7 +179,7 @@ def build_walk_graph(index: GraphIndex, described_by_weight: float = 2.0) -> Wal
     docs_of: dict[str, set[str]] = defaultdict(set)
     for cid, ents in mentions.items():
         for ent in ents:
-            docs_of[ent].add(cid.split("#", 1)[0])
+            docs_of[ent].add(document_of(cid))
     doc_count = np.zeros(n)
     for ent, docs in docs_of.items():
         doc_count[pos[ent]] = len(docs)
@@ -225,8 +231,9 @@ def linked_pages(ctx: RetrievalContext, wg: WalkGraph, chunks: Iterable[str]) ->
     """The chunks of the pages these chunks link to: the pages of the entities they ``MENTION`` and the
     pages whose title their text quotes. A chunk's links are read once per store generation (the quoted
     titles need its text) and kept."""
+    chunks = set(chunks)
     memo: dict[str, frozenset[str]] = ctx.cached("ppr_links", dict)
-    todo = sorted(c for c in set(chunks) if c not in memo)
+    todo = sorted(c for c in chunks if c not in memo)
     for node in ctx.graph.get_nodes(todo):
         found: set[str] = set()
         for ent in wg.mentions.get(node.id, ()):
@@ -250,9 +257,9 @@ def hop_lists(
     frontier_cap: int = 64,
     per_page: int = 3,
 ) -> tuple[list[str], list[list[str]]]:
-    """The question's own pages (quoted titles; pages of the entities it names exactly: the best ``per_page``
-    chunks of each, :func:`best_per_page`) and, for each hop ``1..hops``, the pages first reached that many links out
-    of them (all their chunks), each ordered by PPR score. A hop after the first follows the links of the
+    """The question's own pages (quoted titles; pages of the entities it names exactly: the best
+    ``per_page`` chunks of each, :func:`best_per_page`) and, for each hop ``1..hops``, the pages first
+    reached that many links out of them (all their chunks), each ordered by PPR score. A hop after the first follows the links of the
     previous hop's best ``frontier_cap`` chunks only, so a hub page cannot make a query read most of a
     large store."""
     def by_score(ids: set[str]) -> list[str]:
@@ -280,7 +287,7 @@ def best_per_page(chunks: list[str], per_page: int) -> list[str]:
     lesser sections still come through the walk, BM25 and the traversal."""
     per_doc: dict[str, list[str]] = {}
     for c in chunks:
-        per_doc.setdefault(c.split("#", 1)[0], []).append(c)
+        per_doc.setdefault(document_of(c), []).append(c)
     queues = [q[:per_page] for q in per_doc.values()]
     return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
 
@@ -328,12 +335,12 @@ def rank_chunks(wg: WalkGraph, scores: np.ndarray, allowed: set[str] | None, lim
     """Chunks by PPR score (rounded so float noise cannot reorder ties), score desc then id asc."""
     cand = np.flatnonzero(wg.is_chunk & (scores > 0))
     if allowed is not None:
-        cand = np.array([i for i in cand if wg.ids[i].split("#", 1)[0] in allowed], dtype=np.int64)
+        cand = np.array([i for i in cand if document_of(wg.ids[i]) in allowed], dtype=np.int64)
     return [ScoredId.model_construct(id=nid, score=s) for nid, s in rank_positions(scores, cand, wg.ids, limit)]
 
 
 def _within(chunks: list[str], allowed: set[str]) -> list[str]:
-    return [c for c in chunks if c.split("#", 1)[0] in allowed]
+    return [c for c in chunks if document_of(c) in allowed]
 
 
 def retrieve(
@@ -351,12 +358,12 @@ def retrieve(
     links = link_query(ctx, query)
     seeds = seed_weights(ctx, wg, links, dense, params)
     scores = run_walk(wg, seeds, params)
-    walk = rank_chunks(wg, scores, ctx.allowed_docs(filters), depth)
+    allowed = ctx.allowed_docs(filters)
+    walk = rank_chunks(wg, scores, allowed, depth)
     walked = traverse(ctx, query, filters, links=links) if params.fuse_weights[5] else None
     subs = walked.sub_queries if walked is not None else decompose(ctx, query)
     hops = min(max(chain_length(subs) - 1, 1), params.max_page_hops)
     linked, outs = hop_lists(ctx, wg, links, scores, hops, per_page=params.page_chunks)
-    allowed = ctx.allowed_docs(filters)
     if allowed is not None:  # a filtered-out page takes no rank from one the filter keeps
         linked, outs = _within(linked, allowed), [_within(out, allowed) for out in outs]
     chains = [h.id for h in walked.graph] if walked is not None else []

@@ -65,7 +65,9 @@ class QueryLinks(BaseModel):
         return {e.entity_id: e.score for e in self.entities}
 
 
-def _ngrams(query: str, max_words: int = MAX_NGRAM, long_starts: frozenset[str] = frozenset()) -> list[tuple[int, int, str]]:
+def _ngrams(
+    query: str, max_words: int = MAX_NGRAM, long_starts: frozenset[str] = frozenset()
+) -> list[tuple[int, int, str]]:
     """(start, end, text) of every word n-gram (n <= :data:`MAX_NGRAM`, or n <= ``max_words`` from a word
     that can open a longer title: its normalised form, or the next word's after an article, is in
     ``long_starts``) whose first and last words are not weak (a question or function word written in lower

@@ -38,8 +38,8 @@ What the paper leaves open, fixed here:
   did not start from, scored ``score(r)·specificity(e)`` (``log(N/deg(e))/log(N)``: a hub is rarely the
   answer), weighed down when the sub-question asks for a person, place or organisation and the entity's
   type says otherwise ("What is the birthplace of X?" binds the town X was born in, not the company X
-  founded), the best
-  :attr:`TraversalSettings.answer_candidates` within :attr:`TraversalSettings.answer_ratio` of the first.
+  founded), the best :attr:`TraversalSettings.answer_candidates` within
+  :attr:`TraversalSettings.answer_ratio` of the first.
 
 Chunks (:func:`chunk_ranking`): a quoted page's chunks score 1, a seed's own page (``DESCRIBED_BY`` ->
 Document/Section -> chunks) its seed weight, and a fact's supporting chunks (``SUPPORTED_BY``) the fact's
