@@ -2,6 +2,12 @@
 
 Metrics (percent), over the questions that have accepted answers:
 
+* ``accuracy`` (the headline): the share of questions answered correctly (:mod:`stratagraph.eval.accuracy`:
+  the answer is short and contains an accepted answer, numbers compared as numbers; an unanswerable question
+  is answered correctly by "not found");
+* ``precision``: the share of the answers given as found that are correct;
+* ``answer_kinds``: how many answers were of each ``Answer.kind`` (span, sentence, computed, choice, section,
+  not_found);
 * ``em`` / ``f1``: SQuAD's exact match and token F1 after its normalisation (lower case, punctuation and
   articles removed, white space folded), the best over a question's accepted answers; an answer the workflow
   marks not found scores 0;
@@ -13,7 +19,8 @@ Metrics (percent), over the questions that have accepted answers:
 * ``first_half`` / ``second_half``: the same over each half of the questions, in file order; ``kinds`` per kind
   of question when the dataset has kinds.
 
-``first_sentence`` is a baseline, accepted as a name: the first sentence of the top-1 ``vector`` chunk.
+``auto`` (the conversation's router, one turn without memory) is accepted as a name, and
+``first_sentence`` is a baseline: the first sentence of the top-1 ``vector`` chunk.
 Only ``eval/`` reads gold answers.
 """
 
@@ -30,12 +37,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from stratagraph.config import Settings
+from stratagraph.eval.accuracy import accurate
 from stratagraph.eval.datasets import DatasetError, Question, load_dataset
 from stratagraph.eval.retrieval import ensure_store, percentile
 
 __all__ = ["BASELINE", "evaluate_qa", "exact_match", "f1_score", "normalize_answer"]
 
 BASELINE = "first_sentence"
+#: the conversation's router (``ask --strategy auto``): one turn of a thread without memory
+AUTO = "auto"
 
 
 def normalize_answer(text: str) -> str:
@@ -69,18 +79,25 @@ class QARun(BaseModel):
     answer: str
     found: bool
     ms: float
+    kind: str = ""
     llm_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
 
 
 def _metrics(questions: Sequence[Question], runs: Sequence[QARun]) -> dict[str, float]:
-    pairs = [(q, r) for q, r in zip(questions, runs, strict=True) if q.answers]
+    every = list(zip(questions, runs, strict=True))
+    right = [accurate(r.answer, r.found, q.answers) for q, r in every]
+    given = [ok for ok, (_, r) in zip(right, every, strict=True) if r.found]
+    pairs = [(q, r) for q, r in every if q.answers]
     n = max(len(pairs), 1)
     em = sum(best(exact_match, r.answer, q.answers) if r.found else 0.0 for q, r in pairs)
     f1 = sum(best(f1_score, r.answer, q.answers) if r.found else 0.0 for q, r in pairs)
     times = [r.ms for r in runs]
     return {
+        "accuracy": round(100 * sum(right) / max(len(every), 1), 1),
+        "precision": round(100 * sum(given) / len(given), 1) if given else 0.0,
+        "answer_kinds": dict(sorted(Counter(r.kind or "?" for r in runs).items())),
         "em": round(100 * em / n, 1),
         "f1": round(100 * f1 / n, 1),
         "found_rate": round(100 * sum(r.found for _, r in pairs) / n, 1),
@@ -109,13 +126,23 @@ def summarize_qa(questions: Sequence[Question], runs: Sequence[QARun]) -> dict[s
     return out
 
 
-def _first_sentence(svc: Any, question: str) -> tuple[str, bool, tuple[int, int, int]]:
+def _first_sentence(svc: Any, question: str) -> tuple[str, bool, str, tuple[int, int, int]]:
     from stratagraph.agents.extract import sentences
     from stratagraph.retrieval import retrieve
 
     top = retrieve(svc.retrieval, "vector", question, k=1).evidence
     sents = sentences(top)
-    return (sents[0].text, True, (0, 0, 0)) if sents else ("", False, (0, 0, 0))
+    return (sents[0].text, True, "sentence", (0, 0, 0)) if sents else ("", False, "not_found", (0, 0, 0))
+
+
+def answer_kind(answer: Any) -> str:
+    """An answer's kind (``Answer.kind``; derived for an answer that has none)."""
+    kind = getattr(answer, "kind", None)
+    if kind:
+        return str(kind)
+    if not answer.found:
+        return "not_found"
+    return "computed" if answer.computed is not None else "span"
 
 
 def evaluate_qa(
@@ -132,7 +159,7 @@ def evaluate_qa(
 
     names = []
     for w in workflows:
-        if w == BASELINE:
+        if w in (BASELINE, AUTO):
             names.append(w)
             continue
         try:
@@ -153,23 +180,30 @@ def evaluate_qa(
             if progress is not None:
                 progress(f"eval qa {name}", i, len(names))
 
-            def run(question: str, name: str = name) -> tuple[str, bool, tuple[int, int, int]]:
+            def run(question: str, name: str = name) -> tuple[str, bool, str, tuple[int, int, int]]:
                 if name == BASELINE:
                     return _first_sentence(svc, question)
-                answer = ask(svc, name, question)
+                if name == AUTO:
+                    from stratagraph.conversation import Conversation
+
+                    answer = Conversation.ephemeral(svc).ask(question)
+                else:
+                    answer = ask(svc, name, question)
                 u = answer.usage
-                return answer.answer, answer.found, (u.llm_calls, u.input_tokens, u.output_tokens)
+                return answer.answer, answer.found, answer_kind(answer), (u.llm_calls, u.input_tokens, u.output_tokens)
 
             if svc.llm is None:  # warm-up (models, caches); not with a chat model, whose replies it would cache
                 run(dataset.questions[0].question)
             runs = []
             for q in dataset.questions:
                 started = time.perf_counter()
-                text, found, (calls, tokens_in, tokens_out) = run(q.question)
-                runs.append(QARun(id=q.id, answer=text, found=found, ms=(time.perf_counter() - started) * 1000,
+                text, found, kind, (calls, tokens_in, tokens_out) = run(q.question)
+                runs.append(QARun(id=q.id, answer=text, found=found, kind=kind, ms=(time.perf_counter() - started) * 1000,
                                   llm_calls=calls, input_tokens=tokens_in, output_tokens=tokens_out))  # fmt: skip
             results[name] = summarize_qa(dataset.questions, runs)
-            results[name]["answers"] = {r.id: {"answer": r.answer, "found": r.found} for r in runs}
+            results[name]["answers"] = {r.id: {"answer": r.answer, "found": r.found, "kind": r.kind,
+                                               "correct": accurate(r.answer, r.found, q.answers)}
+                                        for q, r in zip(dataset.questions, runs, strict=True)}  # fmt: skip
     finally:
         svc.close()
     return {"dataset": dataset.name, "questions": len(dataset.questions), "results": results}
@@ -177,9 +211,10 @@ def evaluate_qa(
 
 def format_qa(report: dict[str, Any]) -> str:
     """The report as an aligned text table (one row per workflow)."""
-    head = ["workflow", "em", "f1", "found_rate", "llm_calls", "p50_ms", "p95_ms", "1st half f1", "2nd half f1"]
+    head = ["workflow", "accuracy", "precision", "em", "f1", "found_rate", "llm_calls", "p50_ms", "p95_ms",
+            "1st half f1", "2nd half f1"]  # fmt: skip
     rows = [
-        [name, r["em"], r["f1"], r["found_rate"], r["llm_calls"], r["p50_ms"], r["p95_ms"],
+        [name, r["accuracy"], r["precision"], r["em"], r["f1"], r["found_rate"], r["llm_calls"], r["p50_ms"], r["p95_ms"],
          r.get("first_half", {}).get("f1", ""), r.get("second_half", {}).get("f1", "")]
         for name, r in report["results"].items()
     ]  # fmt: skip
