@@ -14,36 +14,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer
+from pydantic import BaseModel, Field
+
+from stratagraph.text.amounts import Quantity
 
 
-class Quantity(BaseModel):
-    """An amount stated in text or in a table cell, typed so sums and comparisons are exact.
-
-    ``value`` is the amount itself, the stated number times ``scale`` ("$1.2 million" -> 1200000 with scale
-    1000000; "1,320" in a table "in thousands of dollars" -> 1320000 with scale 1000; "(150)" -> -150).
-    ``unit`` is "%" for percentages, the currency code for money, else the counted noun ("employees") or
-    None. ``raw`` is the text as written. ``label`` names what is measured when it is known (a table's row
-    label and column header, e.g. "Personnel | FY2025 Adopted"); ``section_id`` the section it sits under.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    value: Decimal
-    unit: str | None = None
-    scale: int = 1
-    currency: str | None = None
-    raw: str
-    label: str | None = None
-    section_id: str | None = None
-    is_total: bool = False  # the row or phrase states a total ("Total", "Subtotal", "in total")
-
-    @field_serializer("value")
-    def _value_str(self, v: Decimal) -> str:  # exact in JSON, never a float
-        return format(v, "f")
 
 
 class ExtractedEntity(BaseModel):
