@@ -148,11 +148,9 @@ class BM25Index:
         value = math.log((n - hits + 0.5) / (hits + 0.5))
         return value if value > 0 else IDF_FLOOR
 
-    def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[ScoredId]:
-        """The ``k`` best chunks for ``query`` (score desc, id asc); ``allowed``: a boolean mask over
-        ``chunk_ids`` of the chunks that may be returned (None: all)."""
-        if k <= 0 or not self.chunk_ids:
-            return []
+    def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """Every chunk's score for ``query`` (aligned with ``chunk_ids``; 0 where it holds no query term) and
+        which chunks hold any query term."""
         scores = np.zeros(len(self.chunk_ids), dtype=np.float64)
         matched = np.zeros(len(self.chunk_ids), dtype=bool)
         tf = self.weighted_tf
@@ -164,6 +162,14 @@ class BM25Index:
             f = tf.data[tf.indptr[col] : tf.indptr[col + 1]]
             scores[rows] += self.idf(col) * f * (K1 + 1.0) / (f + self.norm[rows])
             matched[rows] = True
+        return scores, matched
+
+    def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[ScoredId]:
+        """The ``k`` best chunks for ``query`` (score desc, id asc); ``allowed``: a boolean mask over
+        ``chunk_ids`` of the chunks that may be returned (None: all)."""
+        if k <= 0 or not self.chunk_ids:
+            return []
+        scores, matched = self.scores(query)
         if allowed is not None:
             matched &= allowed
         cand = np.flatnonzero(matched)
