@@ -2,9 +2,11 @@
 
 From the extractions of a document's chunks and the entity ids resolution chose, this builds
 
-* ``Fact`` nodes (n-ary relation nodes: description, type, confidence, typed quantities, attributes),
-  one per distinct description within a lowest-level section (BAG-RAG §3.1: identical facts under one
-  heading merge), ``SUPPORTED_BY`` the chunks that state them;
+* ``Fact`` nodes (n-ary relation nodes: description, type, confidence, typed quantities, attributes, the
+  head verb's lemma as ``predicate`` and the ``arguments`` with their roles, KAG §2.2's SPO view, whose
+  offsets are in the text of the fact's first chunk, ``chunk_ids[0]``), one per distinct description
+  within a lowest-level section (BAG-RAG §3.1: identical facts under one heading merge), ``SUPPORTED_BY``
+  the chunks that state them;
 * ``Entity`` nodes carrying this document's contribution under ``by_doc`` (the store folds the
   contributions of every document into the visible name, type, aliases and description);
 * ``MENTIONS`` chunk -> entity and ``IN_FACT`` entity -> fact (the mutual index, KAG §2.2), ``RELATED``
@@ -197,6 +199,8 @@ def knowledge_records(
                     "quantities": [q.model_dump(mode="json") for q in fact.quantities],
                     "attributes": dict(fact.attributes),
                     "arity": 0,
+                    "predicate": fact.predicate,
+                    "arguments": [a.model_dump(mode="json") for a in fact.arguments],
                 }
             else:
                 record["confidence"] = max(record["confidence"], fact.confidence)

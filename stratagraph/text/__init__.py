@@ -3,6 +3,8 @@
 * :mod:`stratagraph.text.titles`: title normalisation and the page-title index;
 * :mod:`stratagraph.text.names`: entity-name keys;
 * :mod:`stratagraph.text.nlp`: the shared spaCy pipeline and its numeric entity labels;
+* :mod:`stratagraph.text.roles`: each clause's arguments with their logical roles (subject, object, agent,
+  attribute, oblique), read off spaCy's parse: what ingestion stores on facts and a reader parses at query time;
 * :mod:`stratagraph.text.periods`: reporting periods as questions write them (quarters, halves, fiscal years);
 * :mod:`stratagraph.text.question`: what a question asks for (its expected answer type and content words).
 

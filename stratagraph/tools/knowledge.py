@@ -5,7 +5,9 @@
   holds a row per name and alias).
 * ``search_facts``: facts whose description is nearest the text (BiG-RAG §4.2's fact path: top-k_F facts by
   similarity), each with its confidence (BiG-RAG §3's ``conf``), its entities (the IN_FACT edges of the
-  bipartite graph) and its supporting chunks (SUPPORTED_BY provenance, KAG §2.2's mutual index).
+  bipartite graph), its arguments with their roles (KAG §2.2's SPO view, one line such as
+  ``roles: direct(object=Quiet Harbour, agent=Ines Marlow)``) and its supporting chunks (SUPPORTED_BY
+  provenance, KAG §2.2's mutual index).
 * ``expand_entity``: one hop around an entity: its facts, its RELATED triples (HybridRAG §4.4's GraphRAG
   neighbourhood) and the chunks that MENTION it (KAG mutual index), most mentions first.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.tools import StructuredTool
@@ -24,6 +27,7 @@ from stratagraph.retrieval.base import Evidence, vector_filters
 from stratagraph.retrieval.dual_path import node_confidence
 from stratagraph.retrieval.hybrid import predicate_of
 from stratagraph.schema import Edge, EdgeType, Node, NodeLabel
+from stratagraph.text.roles import format_arguments
 from stratagraph.tools.common import (
     FACT_COLLECTION,
     MAX_K,
@@ -79,11 +83,35 @@ class FactInfo:
     node: Node
     entities: list[Node] = field(default_factory=list)  # sorted by name, then id
     chunk_ids: list[str] = field(default_factory=list)  # sorted
+    #: the fact's arguments with their roles, as stored (predicate, role, text, start, end, prep, label,
+    #: entity; offsets in the text of the fact's first chunk), by start offset then role
+    arguments: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def predicate(self) -> str:
+        """The lemma of the fact's head verb ("" when unknown)."""
+        return str(self.node.props.get("predicate") or "")
+
+
+def _stored_arguments(node: Node) -> list[dict[str, Any]]:
+    """A fact node's ``arguments`` prop (copies; anything but a list of mappings reads as none)."""
+    found = node.props.get("arguments")
+    return [dict(a) for a in found if isinstance(a, dict)] if isinstance(found, list) else []
+
+
+def roles_text(info: FactInfo) -> str:
+    """The fact's arguments for a model to read, one ``verb(role=text, ...)`` group per verb, the fact's own
+    predicate first: ``be(subject=Quiet Harbour, attribute=a 1998 drama); direct(object=Quiet Harbour,
+    agent=Ines Marlow)``. Empty when the fact has no arguments."""
+    groups: dict[str, list[dict[str, Any]]] = {info.predicate: []} if info.predicate else {}
+    for arg in info.arguments:
+        groups.setdefault(str(arg.get("predicate") or ""), []).append(arg)
+    return "; ".join(format_arguments(verb, args) for verb, args in groups.items() if args)
 
 
 def fact_details(ctx: RetrievalContext, fact_ids: list[str]) -> dict[str, FactInfo]:
-    """Each fact with its entities (IN_FACT) and supporting chunk ids (SUPPORTED_BY), from the shared graph
-    index; the fact and entity nodes in one read."""
+    """Each fact with its entities (IN_FACT), supporting chunk ids (SUPPORTED_BY) and arguments with their
+    roles (its ``arguments`` prop), from the shared graph index; the fact and entity nodes in one read."""
     if not fact_ids:
         return {}
     ix = ctx.index()
@@ -94,10 +122,24 @@ def fact_details(ctx: RetrievalContext, fact_ids: list[str]) -> dict[str, FactIn
     for f, info in out.items():
         info.entities = [nodes[e] for e in entities_of[f] if e in nodes]
         info.chunk_ids = ix.chunks_of_fact(f)
+        info.arguments = _stored_arguments(info.node)
     for info in out.values():
         info.entities.sort(key=lambda n: (str(n.props.get("name") or "").casefold(), n.id))
         info.chunk_ids = sorted(set(info.chunk_ids))
     return out
+
+
+def chunk_facts(ctx: RetrievalContext, chunk_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The stored facts each chunk supports (KAG's mutual index, chunk -> facts: ``SUPPORTED_BY`` read
+    backwards), as their props (type, description, quantities, arguments), by chunk id, in one read."""
+    ix = ctx.index()
+    wanted: dict[str, list[str]] = {}
+    for c in dict.fromkeys(chunk_ids):
+        pos = ix.chunks.pos.get(c)
+        if pos is not None:
+            wanted[c] = [ix.facts.ids[int(j)] for j in ix.row(ix.chunk_fact, pos)]
+    nodes = {n.id: n for n in ctx.graph.get_nodes(sorted({f for fs in wanted.values() for f in fs}))}
+    return {c: [dict(nodes[f].props) for f in fs if f in nodes] for c, fs in wanted.items()}
 
 
 def _fact_line(info: FactInfo, cite: dict[str, int], score: float | None = None) -> str:
@@ -108,6 +150,9 @@ def _fact_line(info: FactInfo, cite: dict[str, int], score: float | None = None)
     if score is not None:
         bits.append(f"similarity {score:.3f}")
     line = f"- [{info.node.id}] ({', '.join(bits)}) {clip(str(props.get('description') or ''), 500)}"
+    roles = roles_text(info)
+    if roles:
+        line += "\n  roles: " + clip(roles, 500)
     if info.entities:
         line += "\n  entities: " + "; ".join(entity_label(e) for e in info.entities)
     if info.chunk_ids:
@@ -126,6 +171,8 @@ def _fact_document(info: FactInfo, score: float | None = None) -> Document:
         "chunk_ids": list(info.chunk_ids),
         "doc_ids": list(info.node.doc_ids),
         "section_id": str(props.get("section_id") or ""),
+        "predicate": info.predicate,
+        "arguments": [dict(a) for a in info.arguments],
     }
     if props.get("quantities"):
         meta["quantities"] = props["quantities"]
@@ -330,7 +377,8 @@ def search_facts_tool(ctx: RetrievalContext | None = None) -> StructuredTool:
         ctx,
         "search_facts",
         "Find extracted facts (statements linking several entities, with numbers where the source has them) "
-        "similar to a query. Each fact comes with its confidence (0-1), the entities it involves and the "
+        "similar to a query. Each fact comes with its confidence (0-1), who plays which part in it "
+        "(roles: verb(subject=..., object=..., agent=..., in=...)), the entities it involves and the "
         "passages that support it, numbered [n] for citation.",
         SearchFactsArgs,
         search_facts,

@@ -20,6 +20,21 @@ from stratagraph.tools.sections import BrowseSectionsArgs, browse_sections, stru
 from tests.retrieval.graph_builder import GraphBuilder
 
 
+ACQUIRED_ROLES = {
+    "predicate": "acquire",
+    "arguments": [
+        {"predicate": "acquire", "role": "oblique", "text": "2005", "start": 3, "end": 7, "prep": "in",
+         "label": "DATE", "entity": ""},
+        {"predicate": "acquire", "role": "subject", "text": "Acme Corporation", "start": 8, "end": 24, "prep": "",
+         "label": "ORG", "entity": "Acme Corporation"},
+        {"predicate": "acquire", "role": "object", "text": "Beta Labs", "start": 34, "end": 43, "prep": "",
+         "label": "ORG", "entity": "Beta Labs"},
+        {"predicate": "be", "role": "attribute", "text": "a maker", "start": 45, "end": 52, "prep": "",
+         "label": "", "entity": ""},
+    ],
+}  # fmt: skip
+
+
 def build_graph(settings: Settings) -> GraphBuilder:
     g = GraphBuilder(settings)
     g.doc("acme", "Acme Annual Report", metadata={"year": 2024, "company": "Acme"}, source="reports/acme.md")
@@ -48,6 +63,8 @@ def build_graph(settings: Settings) -> GraphBuilder:
            entities=["jane doe", "acme", "springfield"], chunks=["acme#1#0"], confidence=0.95, type="founding")
     g.fact("fact:acquired", "Acme Corporation acquired Beta Labs in 2005.",
            entities=["acme", "beta labs"], chunks=["acme#1.1#0"], confidence=0.9, type="acquisition")
+    acquired = g.nodes["fact:acquired"]  # as ingest stores them: arguments with roles, offsets in the chunk
+    g.nodes["fact:acquired"] = acquired.model_copy(update={"props": {**acquired.props, **ACQUIRED_ROLES}})
     g.fact("fact:revenue", "Acme Corporation revenue was 1250.5 million dollars in 2024.",
            entities=["acme"], chunks=["acme#2#0"], confidence=0.8, type="financial")
     g.fact("fact:batteries", "Beta Labs designs lithium batteries for electric cars.",
@@ -294,6 +311,22 @@ def test_fact_details_reads_entities_and_chunks(ctx):
     assert set(info) == {"fact:founded", "fact:hq"}
     assert [e.id for e in info["fact:founded"].entities] == ["ent:acme", "ent:jane doe", "ent:springfield"]
     assert info["fact:hq"].chunk_ids == ["beta#1#1"]
+
+
+def test_facts_show_their_arguments_with_roles(ctx):
+    msg = call(ctx, "search_facts", query="Which company did Acme Corporation acquire?", k=5)
+    lines = msg.content.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("- [fact:acquired]"))
+    assert lines[at + 1] == "  roles: acquire(in=2005, subject=Acme Corporation, object=Beta Labs); be(attribute=a maker)"
+    docs = {d.id: d for d in kind_docs(msg, "fact")}
+    assert docs["fact:acquired"].metadata["predicate"] == "acquire"
+    assert docs["fact:acquired"].metadata["arguments"] == ACQUIRED_ROLES["arguments"]
+    assert docs["fact:revenue"].metadata["arguments"] == [] and "roles:" not in msg.content.split("[fact:revenue]")[1].split("\n- [")[0]
+    info = fact_details(ctx, ["fact:acquired", "fact:hq"])
+    assert info["fact:acquired"].arguments == ACQUIRED_ROLES["arguments"] and info["fact:acquired"].predicate == "acquire"
+    assert info["fact:hq"].arguments == [] and info["fact:hq"].predicate == ""
+    text = call(ctx, "expand_entity", entity="Beta Labs", k=10).content  # the entity's facts show them too
+    assert "roles: acquire(in=2005, subject=Acme Corporation, object=Beta Labs)" in text
 
 
 def test_expand_entity_by_name_or_alias_or_id(ctx):

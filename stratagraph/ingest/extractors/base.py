@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from stratagraph.text.amounts import Quantity
 
@@ -41,12 +41,41 @@ class ExtractedEntity(BaseModel):
     coref: bool = False
 
 
+class FactArgument(BaseModel):
+    """One argument of a fact with the role it plays (KAG §2.2's subject / predicate / object, for BiG-RAG
+    §4.1.2's n-ary facts), as :mod:`stratagraph.text.roles` reads it off the parse.
+
+    ``predicate`` is the lemma of the verb the argument belongs to: the fact's own head, or a verb inside
+    the same clause ("Quiet Harbour is a drama directed by Ines Marlow": ``be`` has subject Quiet Harbour,
+    ``direct`` has object Quiet Harbour and agent Ines Marlow). ``role`` is one of
+    :data:`stratagraph.text.roles.ROLES` (subject, object, agent, attribute, oblique); ``text`` the phrase as
+    written, ``start``/``end`` its character offsets in the text of the chunk the fact was read from
+    (``chunk_text[start:end] == text``); ``prep`` the preposition of an oblique ("" otherwise); ``label``
+    the entity label of the phrase's root word when it is inside a named entity ("" otherwise);
+    ``entity`` the name, as the fact's ``entities`` list it, of the entity whose mention holds that root
+    word ("" when none)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    predicate: str
+    role: str
+    text: str
+    start: int
+    end: int
+    prep: str = ""
+    label: str = ""
+    entity: str = ""
+
+
 class ExtractedFact(BaseModel):
     """An n-ary fact (BiG-RAG relation node): ``description`` is the clause or knowledge segment, ``type``
     the lemma of its main verb (spaCy) or a short label (LLM), ``confidence`` in [0, 1]. ``entities`` are
     names of entities in the same :class:`ChunkExtraction` (each also listed in its ``entities``).
     ``attributes`` keeps dates and other values that are not entities ({"date": "March 2024"}).
-    ``start``/``end`` are the character offsets of the clause in the chunk text when known."""
+    ``start``/``end`` are the character offsets of the clause in the chunk text when known.
+    ``predicate`` is the lemma of the clause's head verb ("" when the fact has no parsed verb head, as for
+    table rows and LLM facts not found in the chunk text) and ``arguments`` its arguments and those of the
+    verbs inside the clause, with their roles, by start offset, then role (:class:`FactArgument`)."""
 
     description: str
     type: str = "state"
@@ -56,6 +85,8 @@ class ExtractedFact(BaseModel):
     attributes: dict[str, str] = Field(default_factory=dict)
     start: int | None = None
     end: int | None = None
+    predicate: str = ""
+    arguments: list[FactArgument] = Field(default_factory=list)
 
 
 class ExtractedRelation(BaseModel):

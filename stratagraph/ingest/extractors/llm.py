@@ -8,6 +8,10 @@ For each text chunk the model is asked, with the prompts ``extract_facts.system`
 * entities: name, type, a one-sentence description of what the entity is, confidence 0-100, line-item flag;
 * relations: binary (subject, predicate, object) triples among those entities, confidence 0-10.
 
+The model is not asked for argument roles: a fact whose description reproduces sentences of the chunk gets
+their predicate and arguments (subject, object, agent, attribute, oblique) from spaCy's parse of the chunk
+(:mod:`stratagraph.ingest.extractors.arguments`), as the spaCy extractor's facts do; any other fact none.
+
 The user prompt carries the document title, the chunk's heading path, the facts extracted from the previous
 chunk of the same document (``tri(i-1)`` of BAG-RAG eq. 2) and the previous chunk's last sentences
 (``chunk.context``, ``sen(i-1)``), marked as context not to be extracted again. Chunks of one document are
@@ -43,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, field_validator
 
+from stratagraph.ingest.extractors.arguments import with_arguments
 from stratagraph.ingest.extractors.base import (
     ChunkExtraction,
     ChunkInput,
@@ -247,7 +252,9 @@ def to_chunk_extraction(parsed: LLMExtraction, chunk: ChunkInput) -> ChunkExtrac
     already in the fact's description. Other pronouns are dropped; company stand-ins ("we", "the company")
     are kept and marked ``coref``. Every name a fact or relation uses that is missing from the entities is
     added as a ``THING`` with that fact's or relation's confidence. Quantities are parsed from each fact's
-    description with the chunk's section id.
+    description with the chunk's section id. A fact whose description reproduces chunk sentences (found in
+    the chunk text, case and spacing aside) gets their predicate and arguments with roles, parsed by spaCy
+    (:func:`~stratagraph.ingest.extractors.arguments.with_arguments`); any other fact gets none.
     """
     entities: dict[str, ExtractedEntity] = {}
     dates: dict[str, str] = {}
@@ -354,7 +361,10 @@ def to_chunk_extraction(parsed: LLMExtraction, chunk: ChunkInput) -> ChunkExtrac
             )
 
     return ChunkExtraction(
-        chunk_id=chunk.chunk_id, entities=list(entities.values()), facts=facts, relations=list(relations.values())
+        chunk_id=chunk.chunk_id,
+        entities=list(entities.values()),
+        facts=with_arguments(facts, chunk.text),
+        relations=list(relations.values()),
     )
 
 

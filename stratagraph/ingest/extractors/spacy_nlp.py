@@ -35,6 +35,14 @@ Facts (one per clause)
     number is never counted by two facts); ``attributes`` hold the clause's DATE and TIME entities
     (``{"date": "June 11, 2024; the fourth quarter"}``).
 
+    ``predicate`` is the head verb's lemma ("" without a verb head) and ``arguments`` the arguments, with
+    their logical roles (subject, object, agent, attribute, oblique: :mod:`stratagraph.text.roles`), of the
+    head and of the verbs inside the clause (participles, ``xcomp``): "Quiet Harbour is a drama directed by
+    Ines Marlow" gives be(subject, attribute) and direct(object Quiet Harbour, agent Ines Marlow). Each
+    argument keeps the lemma of its verb, its text and offsets in the chunk, its preposition, entity label,
+    and the name of the fact's entity whose mention holds its root word
+    (:func:`~stratagraph.ingest.extractors.arguments.fact_arguments`).
+
     Confidence, from the parse: 0.5, +0.15 if the head has a nominal subject (``nsubj``/``nsubjpass``),
     +0.15 if it has an object, attribute or prepositional object (``dobj``, ``attr``, ``dative``, ``oprd``,
     or a ``prep``/``agent`` with a ``pobj``), +0.1 if every entity of the fact is an NER entity, -0.1 if the
@@ -64,6 +72,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from stratagraph.config import Settings
+from stratagraph.ingest.extractors.arguments import fact_arguments
 from stratagraph.ingest.extractors.base import (
     ChunkExtraction,
     ChunkInput,
@@ -76,6 +85,7 @@ from stratagraph.ingest.extractors.base import (
 from stratagraph.ingest.extractors.workers import WorkerPool
 from stratagraph.ingest.quantities import parse_quantities
 from stratagraph.text.nlp import MODEL_NAME, NUMERIC_LABELS, load_nlp  # shared with retrieval
+from stratagraph.text.roles import clause, clause_heads
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -453,6 +463,15 @@ def _clause_relations(
     ]
 
 
+def _verbs_by_clause(doc: Doc, clause_of: list[int]) -> dict[int, list[Token]]:
+    """The verbs heading role clauses (:func:`stratagraph.text.roles.clause_heads`: besides this module's
+    clause heads, participles and ``xcomp`` verbs), grouped by the clause they sit in, in text order."""
+    out: dict[int, list[Token]] = {}
+    for t in clause_heads(doc):
+        out.setdefault(clause_of[t.i], []).append(t)
+    return out
+
+
 def _analyse_chunk(doc: Doc, chunk: ChunkInput) -> ChunkExtraction:
     """Entities, facts and relations of one parsed chunk."""
     if len(doc) == 0:
@@ -465,6 +484,7 @@ def _analyse_chunk(doc: Doc, chunk: ChunkInput) -> ChunkExtraction:
     base, in_ent = _base_mentions(text, toks, ents, noun_chunks)
     items, corefs = _candidate_mentions(text, toks, noun_chunks, in_ent)
     clause_of, heads = _clause_index(toks)
+    verbs_of = _verbs_by_clause(doc, clause_of)
 
     # token -> mention (NER/PROPN first; candidates only where nothing else covers the token)
     by_token: dict[int, _Mention] = {}
@@ -539,19 +559,26 @@ def _analyse_chunk(doc: Doc, chunk: ChunkInput) -> ChunkExtraction:
             attributes["time"] = "; ".join(times)
 
         confidence = _confidence(head, mentions, n_tokens)
+        is_verb = head.pos_ in {"VERB", "AUX"}
+        verbs = verbs_of.get(h, [])
+        if is_verb and all(v.i != h for v in verbs):
+            verbs = [head, *verbs]
+        spans = [(m.start_char, m.end_char, m.name) for m in mentions]
         names: list[str] = []
         for m in mentions:
             if m.name not in names:
                 names.append(m.name)
         fact = ExtractedFact(
             description=description,
-            type=head.lemma_.lower() if head.pos_ in {"VERB", "AUX"} else "state",
+            type=head.lemma_.lower() if is_verb else "state",
             confidence=confidence,
             entities=names,
             quantities=quantities,
             attributes=attributes,
             start=start_char,
             end=end_char,
+            predicate=head.lemma_.lower() if is_verb else "",
+            arguments=fact_arguments((clause(v) for v in verbs), spans),
         )
 
         members = {id(m): m for m in mentions}

@@ -120,6 +120,11 @@ def strip_quantities(extraction: ChunkExtraction) -> ChunkExtraction:
     return extraction.model_copy(update={"facts": [f.model_copy(update={"quantities": []}) for f in extraction.facts]})
 
 
+def strip_roles(fact: ExtractedFact) -> ExtractedFact:
+    """The fact without its predicate and arguments (asserted on their own)."""
+    return fact.model_copy(update={"predicate": "", "arguments": []})
+
+
 def extractor_for(
     server: ScriptedChatServer, tmp_path: Path, cache: LLMCache | None = None, **settings: Any
 ) -> LLMExtractor:
@@ -147,7 +152,7 @@ def test_scripted_reply_becomes_exact_extraction_against_scripted_http_server(
         ExtractedEntity(name="Jane Doe", type="THING", description="", confidence=1.0,
                         start=TEXT1.index("Jane Doe"), end=TEXT1.index("Jane Doe") + 8),
     ]  # fmt: skip
-    facts = [strip_quantities(result).facts[i] for i in range(2)]
+    facts = [strip_roles(strip_quantities(result).facts[i]) for i in range(2)]
     assert facts == [
         ExtractedFact(
             description="Acme Corporation acquired Beta Labs for $30 million in March 2024.",
@@ -161,6 +166,14 @@ def test_scripted_reply_becomes_exact_extraction_against_scripted_http_server(
         ),
     ]
     assert all(isinstance(f.quantities, list) for f in result.facts)
+    # the descriptions are sentences of the chunk: their arguments come from spaCy's parse of it
+    assert [f.predicate for f in result.facts] == ["acquire", "lead"]
+    assert [[(a.role, a.text, a.prep, a.entity) for a in f.arguments] for f in result.facts] == [
+        [("subject", "Acme Corporation", "", "Acme Corporation"), ("object", "Beta Labs", "", "Beta Labs"),
+         ("oblique", "$30 million", "for", ""), ("oblique", "March 2024", "in", "")],
+        [("subject", "Jane Doe", "", "Jane Doe"), ("object", "Beta Labs", "", "Beta Labs")],
+    ]  # fmt: skip
+    assert all(TEXT1[a.start : a.end] == a.text for f in result.facts for a in f.arguments)
     assert result.relations == [
         ExtractedRelation(subject="Acme Corporation", predicate="acquired", object="Beta Labs", confidence=0.8)
     ]

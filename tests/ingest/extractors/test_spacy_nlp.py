@@ -207,6 +207,40 @@ def test_fact_entities_are_listed_and_offsets_hold(run) -> None:
             assert r.subject in names and r.object in names and r.subject != r.object
 
 
+def test_facts_carry_their_arguments_with_roles(run) -> None:
+    """Each fact's arguments (stratagraph.text.roles) for its head and the verbs inside its clause, each
+    with the lemma of its verb, offsets in the chunk and the fact's entity holding its root word."""
+    text = (
+        "Quiet Harbour is a 1998 drama directed by Ines Marlow. Aldo Ferrant was born in Calder Bay in 1871. "
+        "Orla Finch, who designed the Tarrow Bridge, moved to Varna."
+    )
+    ex = run(text)
+    facts = {f.type: f for f in ex.facts}
+    assert [(a.predicate, a.role, a.text, a.prep) for a in facts["be"].arguments] == [
+        ("be", "subject", "Quiet Harbour", ""),
+        ("direct", "object", "Quiet Harbour", ""),  # the participle on the copula's attribute
+        ("be", "attribute", "a 1998 drama", ""),
+        ("direct", "agent", "Ines Marlow", ""),
+    ]
+    assert facts["be"].arguments[-1].entity == "Ines Marlow" and facts["be"].arguments[2].entity == ""
+    bear = facts["bear"]
+    assert bear.predicate == "bear" and bear.entities == ["Aldo Ferrant", "Calder Bay"]
+    assert [(a.role, a.text, a.prep, a.label, a.entity) for a in bear.arguments] == [
+        ("object", "Aldo Ferrant", "", "PERSON", "Aldo Ferrant"),
+        ("oblique", "Calder Bay", "in", bear.arguments[1].label, "Calder Bay"),
+        ("oblique", "1871", "in", "DATE", ""),
+    ]
+    # a relative clause's fact: its subject is the antecedent, outside the clause but inside the chunk
+    design = facts["design"]
+    assert [(a.role, a.text, a.entity) for a in design.arguments] == [
+        ("subject", "Orla Finch", "Orla Finch"),
+        ("object", "the Tarrow Bridge", "Tarrow Bridge"),
+    ]
+    assert all(text[a.start : a.end] == a.text for f in ex.facts for a in f.arguments)
+    # the predicate is the head verb's lemma, which ``type`` holds too
+    assert all(f.predicate == f.type for f in ex.facts)
+
+
 def test_extract_batches_documents_and_keeps_ids(extractor: SpacyExtractor) -> None:
     docs = [
         DocumentInput(
