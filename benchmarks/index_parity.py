@@ -63,7 +63,7 @@ def _warmed(datasets: list[str], store: Path) -> Iterator[tuple[str, Any, Any]]:
             continue
         svc = Services(ensure_store(dataset, Settings(home=store)))
         try:
-            warm = RetrievalContext.from_services(svc)
+            warm = svc.new_retrieval()
             warm.query_vector("warm up the embedder")
             warm.nlp()("Warm up spaCy.")
             yield name, dataset, svc
@@ -77,9 +77,9 @@ def dump(datasets: list[str], strategies: list[str], store: Path) -> dict:
     out: dict = {"datasets": {}}
     for name, dataset, svc in _warmed(datasets, store):
         entry: dict = {"lists": {}, "first_query_ms": {}}
-        shared = RetrievalContext.from_services(svc)
+        shared = svc.new_retrieval()
         for strategy in strategies:
-            cold = RetrievalContext.from_services(svc)
+            cold = svc.new_retrieval()
             started = time.perf_counter()
             retrieve(cold, strategy, dataset.questions[0].question, k=5)
             entry["first_query_ms"][strategy] = round((time.perf_counter() - started) * 1000, 1)
@@ -99,7 +99,7 @@ def cold_pass(datasets: list[str], strategies: list[str], store: Path) -> dict:
 
     out: dict = {}
     for name, dataset, svc in _warmed(datasets, store):
-        ctx = RetrievalContext.from_services(svc)
+        ctx = svc.new_retrieval()
         question = dataset.questions[0].question
         before, started, firsts = _rss_mb(), time.perf_counter(), {}
         for strategy in strategies:

@@ -31,6 +31,31 @@ DATASETS = "hotpotqa-100,musique-100,2wiki-101"
 OOD = ",".join(str(p) for p in sorted((REPO / "benchmarks" / "data").glob("*")) if (p / "questions.jsonl").is_file())
 
 
+def pooled_answer_recall(reports: list[dict], k: int) -> str:
+    """answer_recall@k per strategy over the span questions of every document set run (weighted by their
+    number), as a Markdown table."""
+    from stratagraph.eval.datasets import load_dataset
+
+    totals: dict[str, list[float]] = {}
+    for report in reports:
+        try:
+            questions = load_dataset(report["path"]).questions
+        except Exception:  # noqa: BLE001 - a passage set has no span questions
+            continue
+        n = sum(1 for q in questions if q.answer_type == "span" and q.answers)
+        for name, row in report["results"].items():
+            if f"answer_recall@{k}" in row:
+                t = totals.setdefault(name, [0.0, 0.0])
+                t[0] += row[f"answer_recall@{k}"] * n / 100
+                t[1] += n
+    if not totals:
+        return ""
+    lines = [f"**answer_recall@{k} pooled over the document sets**", "", "| strategy | span questions | answer_recall@{k} |".replace("{k}", str(k)),
+             "|---|---|---|"]  # fmt: skip
+    lines += [f"| {name} | {int(n)} | {round(100 * hit / n, 1)} |" for name, (hit, n) in totals.items() if n]
+    return "\n".join(lines)
+
+
 def markdown(report: dict, ks: list[int]) -> str:
     from stratagraph.eval.retrieval import kind_table, table
 
@@ -68,7 +93,7 @@ def ppr_ablation(name: str, ks: list[int], settings, limit: int | None) -> dict:
     dataset = load_dataset(name, limit=limit)
     svc = Services(ensure_store(dataset, settings))
     try:
-        ctx = RetrievalContext.from_services(svc)
+        ctx = svc.new_retrieval()
         out = {}
         for label, weights in ABLATIONS.items():
             params = P.PPRParams(fuse_weights=weights)
@@ -97,7 +122,7 @@ def misses(name: str, strategy: str, k: int, settings, limit: int | None) -> str
     dataset = load_dataset(name, limit=limit)
     svc = Services(ensure_store(dataset, settings))
     try:
-        run = run_strategy(RetrievalContext.from_services(svc), strategy, dataset.questions, DEEP)
+        run = run_strategy(svc.new_retrieval(), strategy, dataset.questions, DEEP)
     finally:
         svc.close()
     buckets: Counter[str] = Counter()
@@ -156,10 +181,14 @@ def main() -> int:
         if args.ppr_ablation:
             report["results"].update(ppr_ablation(name, ks, settings, args.limit))
         report["seconds"] = round(time.perf_counter() - started, 1)
+        report["path"] = name
         reports.append(report)
         report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
         print(markdown(report, ks) + f"\n\n({report['seconds']} s including any ingest; peak RSS of this process "
               f"so far {report['peak_rss_mb']} MB)\n", flush=True)
+    pooled = pooled_answer_recall(reports, max(ks))
+    if pooled:
+        print(pooled + "\n")
     if args.out:
         args.out.write_text(json.dumps(reports, indent=1), encoding="utf-8")
     return 0

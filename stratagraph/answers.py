@@ -7,7 +7,9 @@
 * :class:`TraceEntry`: one node run: what it decided, the tools it called, how long it took, and whether it
   fell back from the chat model to its no-LLM policy (and why).
 * :class:`Answer`: ``answer``, ``found`` (false when the evidence does not answer: the answer then says so and
-  invents nothing), ``citations``, ``computed``, ``strategy``, ``trace``, ``usage``.
+  invents nothing), ``kind`` (what the answer is: a ``span`` of a cited sentence or row, the cited ``sentence``
+  itself, a number ``computed`` in code, a ``choice`` between options (or yes / no) decided in code, a
+  ``section`` heading, or ``not_found``), ``citations``, ``computed``, ``strategy``, ``trace``, ``usage``.
 """
 
 from __future__ import annotations
@@ -16,11 +18,16 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel, Field, field_serializer
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_serializer, model_validator
 
 from stratagraph.llm import LLMUsage
 
-__all__ = ["Answer", "Citation", "Computation", "NOT_FOUND", "Operand", "ToolCall", "TraceEntry"]
+__all__ = ["Answer", "AnswerKind", "Citation", "Computation", "NOT_FOUND", "Operand", "ToolCall", "TraceEntry"]
+
+#: what an answer is (module docstring)
+AnswerKind = Literal["span", "sentence", "computed", "choice", "section", "not_found"]
 
 #: the answer text when the evidence does not answer the question
 NOT_FOUND = "The documents do not answer this question."
@@ -92,11 +99,20 @@ class Answer(BaseModel):
     question: str = ""
     answer: str
     found: bool
+    kind: AnswerKind | None = None  # filled from found / computed when not given
     citations: list[Citation] = Field(default_factory=list)
     computed: Computation | None = None
     strategy: str
     trace: list[TraceEntry] = Field(default_factory=list)
     usage: LLMUsage = Field(default_factory=LLMUsage)
+
+    @model_validator(mode="after")
+    def _kind(self) -> Answer:
+        if not self.found:
+            self.kind = "not_found"
+        elif self.kind is None or self.kind == "not_found":
+            self.kind = "computed" if self.computed is not None else "span"
+        return self
 
     def check(self, chunk_text: Callable[[str], str | None]) -> list[str]:
         """Problems with the citations, given ``chunk_text(chunk_id)`` (None for an unknown chunk): every quote

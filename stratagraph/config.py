@@ -14,6 +14,11 @@ def _default_home() -> Path:
     return Path(os.environ.get("STRATAGRAPH_HOME") or "./.stratagraph")
 
 
+#: what the knowledge layer stores, versioned: a store ingested under another format is ingested again
+#: (2: facts keep their arguments with roles and their predicate)
+KNOWLEDGE_FORMAT = 2
+
+
 class Settings(BaseSettings):
     """Settings of a stratagraph store and its pipelines.
 
@@ -126,6 +131,7 @@ class Settings(BaseSettings):
             "embeddings": self.embeddings if self.embeddings == "minilm" else f"openai:{self.embedding_model}",
             "embedding_max_tokens": self.embedding_max_tokens,
             "extractor": self.extractor_name(),
+            "knowledge": KNOWLEDGE_FORMAT,
             "entity_merge_threshold": self.entity_merge_threshold,
             "similar": [self.similar_top_k, self.similar_min_score],
             "citation_top_k": self.citation_top_k,

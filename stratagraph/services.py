@@ -64,9 +64,13 @@ class Services:
     @property
     def retrieval(self) -> RetrievalContext:
         """What retrievers and tools read: the stores plus their per-store caches (one per Services)."""
+        return self._get("retrieval", self.new_retrieval)  # type: ignore[return-value]
+
+    def new_retrieval(self) -> RetrievalContext:
+        """A fresh retrieval context over these stores (its caches empty; :attr:`retrieval` is the shared one)."""
         from stratagraph.retrieval.base import RetrievalContext
 
-        return self._get("retrieval", lambda: RetrievalContext.from_services(self))  # type: ignore[return-value]
+        return RetrievalContext(graph=self.graph, vectors=self.vectors, settings=self.settings)
 
     @property
     def llm(self) -> BaseChatModel | None:

@@ -7,7 +7,12 @@ is one, else ``pkg``. The rules:
 
 * only ``stratagraph.graph_store`` imports database clients (``sqlite3``, ``chromadb``, ``neo4j``);
 * ``stratagraph.retrieval`` and ``stratagraph.tools`` never import ``stratagraph.ingest``;
-* ``stratagraph.agents`` never imports ``stratagraph.graph_store`` (it reads the stores through tools);
+* ``stratagraph.agents`` never imports ``stratagraph.graph_store`` (it reads the stores through tools) nor
+  ``stratagraph.workflows`` (a workflow hands over to another through the graph's wiring);
+* ``stratagraph.reading`` (the no-LLM reader) reads evidence handed to it: it never imports
+  ``stratagraph.graph_store``, ``stratagraph.ingest``, ``stratagraph.agents``, ``stratagraph.workflows``,
+  ``stratagraph.services`` or a tool other than ``stratagraph.tools.calculate`` (its evaluator);
+* ``stratagraph.retrieval`` never imports ``stratagraph.services`` (services build the retrieval context);
 * ``stratagraph.text`` (helpers ingestion and retrieval share) imports nothing else of the package;
 * no import cycles among the package's modules (lazy imports included).
 
@@ -28,6 +33,7 @@ from pathlib import Path
 PACKAGE = "stratagraph"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 DB_CLIENTS = ("sqlite3", "chromadb", "neo4j")
+READING_NEVER = ("graph_store", "ingest", "agents", "workflows", "services")
 
 
 @dataclass(frozen=True)
@@ -217,10 +223,15 @@ def rule_violations(found: tuple[Import, ...] | None = None) -> list[Import]:
     for imp in imports() if found is None else found:
         if any(_under(imp.name, db) for db in DB_CLIENTS):
             bad = not _under(imp.module, f"{PACKAGE}.graph_store")
-        elif _under(imp.module, f"{PACKAGE}.retrieval") or _under(imp.module, f"{PACKAGE}.tools"):
+        elif _under(imp.module, f"{PACKAGE}.retrieval"):
+            bad = _under(imp.name, f"{PACKAGE}.ingest") or _under(imp.name, f"{PACKAGE}.services")
+        elif _under(imp.module, f"{PACKAGE}.tools"):
             bad = _under(imp.name, f"{PACKAGE}.ingest")
         elif _under(imp.module, f"{PACKAGE}.agents"):
-            bad = _under(imp.name, f"{PACKAGE}.graph_store")
+            bad = _under(imp.name, f"{PACKAGE}.graph_store") or _under(imp.name, f"{PACKAGE}.workflows")
+        elif _under(imp.module, f"{PACKAGE}.reading"):
+            bad = any(_under(imp.name, f"{PACKAGE}.{layer}") for layer in READING_NEVER) or (
+                _under(imp.name, f"{PACKAGE}.tools") and imp.name != f"{PACKAGE}.tools.calculate")
         elif _under(imp.module, f"{PACKAGE}.text"):
             bad = _under(imp.name, PACKAGE) and not _under(imp.name, f"{PACKAGE}.text")
         else:
@@ -270,9 +281,12 @@ def test_the_rules_can_fail() -> None:
         "    from stratagraph.ingest.linking import link_documents\n"
         "    from ..graph_store import vectors\n"
         "    import chromadb.config\n"
+        "    from stratagraph.workflows import chat\n"
+        "    from stratagraph.tools.search import search_chunks\n"
+        "    from stratagraph.tools.calculate import apply\n"
     )
     found: list[Import] = []
-    for module in (f"{PACKAGE}.retrieval.bad", f"{PACKAGE}.agents.bad", f"{PACKAGE}.text.bad"):
+    for module in (f"{PACKAGE}.retrieval.bad", f"{PACKAGE}.agents.bad", f"{PACKAGE}.text.bad", f"{PACKAGE}.reading.bad"):
         collector = _Collector(module, False, set(modules()))
         collector.visit(ast.parse(source))
         found += collector.found
@@ -290,10 +304,20 @@ def test_the_rules_can_fail() -> None:
         ("agents", 2),
         ("agents", 7),
         ("agents", 8),
+        ("agents", 9),  # agents never import workflows
         ("text", 2),
         ("text", 6),
         ("text", 7),
         ("text", 8),
+        ("text", 9),
+        ("text", 10),
+        ("text", 11),
+        ("reading", 2),
+        ("reading", 6),  # the reader reads no store, runs no ingestion, calls no workflow or tool
+        ("reading", 7),
+        ("reading", 8),
+        ("reading", 9),
+        ("reading", 10),  # a tool other than calculate, whose evaluator (line 11) is the reader's arithmetic
     ]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"a"}}) == [["a"]]

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
     from langgraph.runtime import Runtime
 
+    from stratagraph.reading.result import Reading
     from stratagraph.retrieval.base import RetrievalContext
 
 __all__ = [
@@ -224,6 +225,35 @@ class Step:
         if reply.value is None:
             self.fallbacks.append(f"{what}: no usable reply ({'; then '.join(reply.problems)})")
         return reply.value
+
+    def ask_prompt(self, name: str, schema: type[T], *, too_long: str = "fallback", **values: Any) -> T | None:
+        """The chat model's reply to prompt ``name`` (``prompts/<name>.system.md`` sent as it is,
+        ``<name>.user.md`` formatted with ``values``) as ``schema``, or None (no chat model, or no usable
+        reply: the caller's one fallback is the reader). Everything else as :meth:`ask`."""
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        from stratagraph.prompts import load_prompt
+
+        messages = [SystemMessage(content=load_prompt(f"{name}.system")),
+                    HumanMessage(content=load_prompt(f"{name}.user").format(**values))]  # fmt: skip
+        return self.ask(schema, messages, name, too_long=too_long)
+
+    # ---------------------------------------------------------------- reading
+    def facts(self, evidence: Sequence[Evidence]) -> dict[str, list[dict[str, Any]]]:
+        """The stored facts of the evidence chunks, by chunk id (the mutual index, KAG §2.2: chunk -> the
+        facts it supports), through the ``chunk_facts`` tool function."""
+        from stratagraph.tools.knowledge import chunk_facts
+
+        chunks = list(dict.fromkeys(e.chunk_id for e in evidence))
+        return self.call("chunk_facts", lambda **a: chunk_facts(self.ctx, a["chunks"]),
+                         summary=lambda r: f"{sum(len(v) for v in r.values())} facts of {len(r)} chunks", chunks=chunks)  # fmt: skip
+
+    def read(self, evidence: Sequence[Evidence], question: Any = None) -> Reading:
+        """The reader's answer to ``question`` (default the step's question; a string or a frame) from the
+        evidence and its chunks' stored facts (:func:`stratagraph.reading.read`)."""
+        from stratagraph.reading import read
+
+        return read(question if question is not None else self.question, evidence, self.facts(evidence) if evidence else {})
 
     def ask_text(self, messages: Sequence[BaseMessage], what: str) -> str | None:
         """The chat model's plain reply, or None without a chat model (or when the reply was cut off)."""

@@ -2,14 +2,12 @@
 answer_sub])``, ``memory <- Memory(query, history)``): what every executed logical-form step bound, kept
 across the reflection rounds.
 
-* :class:`Binding`: a variable's value: a text span with its citations, one or more cited typed quantities, or
-  a computation made in code, whether it was found, and whether it is *strong* (the retrieval covered what
-  the step asked for: a quantity whose key terms are all covered, an extracted span whose sentence holds
-  enough of the sub-question);
+* :class:`Binding`: a variable's value, typed: a span of an entity (``text``, with the answer type it was
+  read as), one or more cited amounts (``number``, ``set``), a computation made in code (``computed``), or a
+  whole reading of the question (``answer``: any kind); whether it was found;
 * :class:`MemoryEntry`: one line of the memory as the judge, the reflector and the trace read it;
-* :func:`merge_bindings`: the state reducer: a later round's binding replaces an earlier one only when it
-  is found, or the earlier one was not (a supplementary question that finds nothing never erases an
-  answer).
+* :func:`merge_bindings`: the state reducer: a later round's binding replaces an earlier one only when it is
+  found, or the earlier one was not (a supplementary question that finds nothing never erases an answer).
 """
 
 from __future__ import annotations
@@ -21,12 +19,12 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from stratagraph.agents.operands import Quantity
-from stratagraph.answers import Citation, Computation
+from stratagraph.answers import AnswerKind, Citation, Computation
+from stratagraph.reading.arithmetic import Figure
 
 __all__ = ["Binding", "MemoryEntry", "bind", "memory_text", "merge_bindings"]
 
-Kind = Literal["text", "amount", "amounts", "computed", "none"]
+Kind = Literal["text", "number", "set", "computed", "answer", "none"]
 _VAR = re.compile(r"\{(\w+)\}")
 
 
@@ -37,13 +35,15 @@ class Binding:
     var: str
     kind: Kind = "none"
     found: bool = False
-    strong: bool = False
     text: str = ""  # the answer: a span of a cited chunk, or a computed result as text
+    type: str = ""  # the answer type it was read as ("person", "number", ...)
+    answer_kind: AnswerKind = "not_found"  # the reader's kind (span, sentence, computed, choice, section)
     citations: list[Citation] = field(default_factory=list)
-    quantities: list[Quantity] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
     computation: Computation | None = None
     evidence: list[str] = field(default_factory=list)  # chunk ids the step read
     question: str = ""  # the sub-question, variables bound
+    score: float = 0.0  # how well the cited evidence fits the sub-question (the reader's, 0..1)
     source: str = ""  # graph | hybrid | code | model
     note: str = ""
 
@@ -70,13 +70,21 @@ def merge_bindings(old: Mapping[str, Binding] | None, new: Mapping[str, Binding]
     return out
 
 
-def bind(text: str, bindings: Mapping[str, Binding]) -> str:
-    """A sub-question with each ``{var}`` replaced by its bound answer (dropped when unbound)."""
-    def value(m: re.Match[str]) -> str:
-        b = bindings.get(m.group(1))
-        return b.text if b is not None and b.found else ""
+def bind(text: str, bindings: Mapping[str, Binding], phrases: Mapping[str, str] | None = None) -> str:
+    """A sub-question with each ``{var}`` replaced by its bound answer, else (an unresolved hop) by the words of
+    the reference it stands for (``phrases``: "the design team of the Skylark"), itself bound, else dropped."""
 
-    return re.sub(r"\s{2,}", " ", _VAR.sub(value, text)).strip()
+    def fill(t: str, depth: int) -> str:
+        def value(m: re.Match[str]) -> str:
+            b = bindings.get(m.group(1))
+            if b is not None and b.found and b.kind in ("text", "answer"):
+                return b.text
+            phrase = (phrases or {}).get(m.group(1), "")
+            return fill(phrase, depth + 1) if phrase and depth < 8 else ""
+
+        return _VAR.sub(value, t)
+
+    return re.sub(r"\s+([?,.!])", r"\1", re.sub(r"\s{2,}", " ", fill(text, 0))).strip()
 
 
 def memory_text(memory: Sequence[MemoryEntry]) -> str:

@@ -1,6 +1,7 @@
 """``rewrite``: the latest message of a conversation as a question that stands on its own.
 
-With a chat model: prompt ``rewrite`` with the last turns, structured output ``{question, why}``. Without
+With a chat model: prompt ``rewrite`` with the last turns, structured output ``{question, why}``, except for a
+"why?" or a "compare that with X", which the conversation's own steps answer (the rules read them). Without
 one (and when the model's reply is unusable), rules over the last turns (:func:`rewrite_by_rules`):
 
 * "why?" (alone, or "why is that?") asks about the last answer: the question becomes "Why: <last question>"
@@ -24,12 +25,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel, Field
 
 from stratagraph.agents.common import Step, agent_node
 from stratagraph.answers import Citation
-from stratagraph.prompts import load_prompt
 from stratagraph.text.nlp import load_nlp
 from stratagraph.text.periods import Period, find_period
 
@@ -119,6 +119,11 @@ def _replace_period(question: str, new: Period) -> str | None:
     return question[: old.start] + new.with_year_of(old).text + question[old.end :]
 
 
+def _structural(message: str) -> bool:
+    """A "why?" about the last answer, or "compare that with X": the conversation's own steps answer it."""
+    return bool(_WHY.match(message) or _COMPARE.match(message))
+
+
 def rewrite_by_rules(message: str, turns: Sequence[Turn]) -> tuple[str, str, list[str], list[str]]:
     """``(question, rule, evidence_from, compare)`` for ``message`` given the last turns (module docstring):
     ``evidence_from`` the chunks a "why?" asks about, ``compare`` the two questions a "compare that with X"
@@ -203,16 +208,13 @@ def rewrite(state: dict, step: Step) -> dict:
     """The latest message as a standalone question: the chat model when configured, else the rules."""
     message = latest_message(state.get("messages") or [])
     turns: list[Turn] = list(state.get("turns") or [])
-    question, rule, evidence_from, compare = rewrite_by_rules(message, turns)
-    if step.llm is not None and turns:
+    reply = None
+    if step.llm is not None and turns and not _structural(message):  # a why / compare is the rules' alone
         history = "\n".join(f"Q: {t.question}\nA: {t.answer}" for t in turns[-4:])
-        reply = step.ask(
-            Rewritten,
-            [SystemMessage(content=load_prompt("rewrite.system")),
-             HumanMessage(content=load_prompt("rewrite.user").format(history=history, message=message))],  # fmt: skip
-            "rewrite",
-        )
-        if reply is not None and reply.question.strip():
-            question, rule = reply.question.strip(), f"model: {reply.why or 'rewritten'}"
+        reply = step.ask_prompt("rewrite", Rewritten, history=history, message=message)
+    if reply is not None and reply.question.strip():
+        question, rule, evidence_from, compare = reply.question.strip(), f"model: {reply.why or 'rewritten'}", [], []
+    else:
+        question, rule, evidence_from, compare = rewrite_by_rules(message, turns)
     step.decide(f"{question!r} ({rule})")
     return {"question": question, "evidence_from": evidence_from, "compare": compare, "filters": {}}

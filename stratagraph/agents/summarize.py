@@ -15,15 +15,16 @@ the others by how many of the question's words their text holds.
   how each is linked to it; the reply ``{summary, passages}`` names the passages the summary draws from.
   An unusable reply (twice): that subgraph gets the extractive summary below, and the trace says so.
 * Without one, a documented rule (the extract): the sentences of the subgraph's passages ranked by the
-  share of the question's content words they hold (:func:`stratagraph.agents.extract.relevance`; a
-  neighbour's sentences count :data:`NEIGHBOUR_WEIGHT` of a centre's, which the question is closest to),
-  the best :data:`SUMMARY_SENTENCES` of them that hold at least :data:`MIN_SHARE` of the words, verbatim.
+  reader's sentence score (about the question's names, holding its relation words:
+  :func:`stratagraph.reading.spans.score_sentence`; a neighbour's sentences count :data:`NEIGHBOUR_WEIGHT`
+  of a centre's, which the question is closest to), the best :data:`SUMMARY_SENTENCES` of them that score at
+  least :data:`MIN_SHARE`, verbatim.
 
 The summaries are concatenated in rank order (eq. 20) as the context the answer step reads (eq. 19); its
-passages are the chunks the summaries draw from, in summary order, then the other centres, so every citation
-of the answer quotes a chunk of some subgraph verbatim. With a chat model the answer is
-:mod:`stratagraph.agents.answer`'s; without one it is a span of the extracts' sentences, scored by their
-share of the question's words discounted by their subgraph's rank (:mod:`stratagraph.agents.spans`).
+passages are the chunks the summaries draw from, in summary order, then the other centres and their
+neighbours (a cited paper's passages, for a question about the work a paper builds on), so every citation
+of the answer quotes a chunk of some subgraph verbatim. The answer is :mod:`stratagraph.agents.answer`'s:
+the chat model's grounded answer, else the reader's over those passages.
 """
 
 from __future__ import annotations
@@ -32,14 +33,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from stratagraph.agents.answer import answer_from_evidence, format_passages
 from stratagraph.agents.common import Step, agent_node
-from stratagraph.agents.extract import MIN_RELEVANCE, RANK_DISCOUNT, Sentence, question_shape, relevance, sentences
-from stratagraph.agents.spans import extractive_answer
-from stratagraph.prompts import load_prompt
+from stratagraph.reading import frame_of
+from stratagraph.reading.sentences import Sentence, sentences
+from stratagraph.reading.spans import score_sentence, specificity
 from stratagraph.retrieval.base import Evidence, Scored
 
 __all__ = [
@@ -60,8 +60,9 @@ NEIGHBOURS = 6
 LLM_SUBGRAPHS = 3
 #: sentences in an extractive summary (ours)
 SUMMARY_SENTENCES = 3
-#: the least share of the question's content words a sentence holds to enter an extractive summary (ours)
-MIN_SHARE = 0.2
+#: the least score (about the question's names x its relation words, :func:`stratagraph.reading.spans.score_sentence`)
+#: of a sentence that enters an extractive summary (ours)
+MIN_SHARE = 0.3
 #: a neighbour's sentence weighs this much of a centre's in the extract (ours)
 NEIGHBOUR_WEIGHT = 0.9
 
@@ -182,7 +183,7 @@ def summarize(state: dict, step: Step) -> dict:
             continue
         neighbours = [by_id[n["id"]] for n in g["neighbours"] if n["id"] in by_id]
         extract = extract_summary(step.question, centre, neighbours)
-        extracts += [{"chunk_id": sent.evidence.chunk_id, "start": sent.start, "score": round(score, 6), "graph": i}
+        extracts += [{"chunk_id": sent.passage.chunk_id, "start": sent.start, "score": round(score, 6), "graph": i}
                      for score, sent in extract]  # fmt: skip
         made = None
         if step.llm is not None and i < LLM_SUBGRAPHS:
@@ -190,12 +191,13 @@ def summarize(state: dict, step: Step) -> dict:
             by_model += made is not None
         if made is None:
             text = " ".join(" ".join(sent.text.split()) for _, sent in extract)
-            made = text, list(dict.fromkeys(sent.evidence.chunk_id for _, sent in extract))
+            made = text, list(dict.fromkeys(sent.passage.chunk_id for _, sent in extract))
         text, chunks = made
         if text:
             summaries.append((centre.chunk_id, text, chunks))
     used = [by_id[c] for _, _, chunks in summaries for c in chunks if c in by_id]
-    passages = list({e.chunk_id: e for e in [*used, *centres]}.values())
+    neighbours = [by_id[n["id"]] for g in graphs for n in g["neighbours"] if n["id"] in by_id]
+    passages = list({e.chunk_id: e for e in [*used, *centres, *neighbours]}.values())
     passages = [e.model_copy(update={"rank": r}) for r, e in enumerate(passages, start=1)]
     context = ""
     if summaries:
@@ -211,16 +213,17 @@ def summarize(state: dict, step: Step) -> dict:
 
 def extract_summary(question: str, centre: Evidence, neighbours: Sequence[Evidence]) -> list[tuple[float, Sentence]]:
     """The extract of a subgraph (module docstring): its most question-relevant sentences, verbatim, best
-    first, each with its weighted share of the question's content words."""
-    shape = question_shape(question)
+    first, each with its score (about the question's names, holding its relation words; the reader's
+    :func:`~stratagraph.reading.spans.score_sentence`), a neighbour's weighted down."""
+    frame = frame_of(question)
+    sents = sentences([centre, *neighbours])
+    weights = specificity(frame, sents)
     scored: list[tuple[float, int, Sentence]] = []
-    order = 0
-    for e, weight in [(centre, 1.0), *((n, NEIGHBOUR_WEIGHT) for n in neighbours)]:
-        for sent in sentences([e]):
-            share = relevance(sent, shape)
-            if share >= MIN_SHARE:
-                scored.append((share * weight, -order, sent))
-            order += 1
+    for order, sent in enumerate(sents):
+        weight = 1.0 if sent.passage.chunk_id == centre.chunk_id else NEIGHBOUR_WEIGHT
+        share = score_sentence(sent, frame, weights)[0]
+        if share >= MIN_SHARE:
+            scored.append((share * weight, -order, sent))
     scored.sort(key=lambda p: (p[0], p[1]), reverse=True)
     return [(score, sent) for score, _, sent in scored[:SUMMARY_SENTENCES]]
 
@@ -228,18 +231,15 @@ def extract_summary(question: str, centre: Evidence, neighbours: Sequence[Eviden
 def _llm_summary(
     step: Step, centre: Evidence, neighbours: Sequence[Evidence], links: Sequence[dict[str, Any]]
 ) -> tuple[str, list[str]] | None:
-    """The chat model's summary of one subgraph, and the chunks it draws from (None: no usable reply)."""
+    """The chat model's summary of one subgraph (prompt ``summarize``), and the chunks it draws from (None: no
+    usable reply)."""
     passages = [centre, *neighbours]
     how = {n["id"]: _LINKS.get((n["edge_type"], n["direction"]), n["edge_type"].lower()) for n in links}
     listed = format_passages(passages).split("\n\n")
     shown = [listed[0].replace("[1]", "[1] (centre passage)", 1)]
     shown += [p.replace(f"[{i}]", f"[{i}] ({how.get(passages[i - 1].chunk_id, 'linked')})", 1)
               for i, p in enumerate(listed[1:], start=2)]  # fmt: skip
-    messages = [
-        SystemMessage(content=load_prompt("summarize.system")),
-        HumanMessage(content=load_prompt("summarize.user").format(question=step.question, passages="\n\n".join(shown))),
-    ]
-    reply = step.ask(SubgraphSummary, messages, f"summarize {centre.chunk_id}")
+    reply = step.ask_prompt("summarize", SubgraphSummary, question=step.question, passages="\n\n".join(shown))
     if reply is None:
         return None
     text = " ".join(reply.summary.split())
@@ -253,19 +253,7 @@ def _llm_summary(
 @agent_node("answer")
 def answer(state: dict, step: Step) -> dict:
     """CG-RAG eq. 19: the answer from the question and the concatenated summaries, quoting the passages the
-    summaries draw from: the chat model (agents/answer.py), else a span of the extracts' sentences
-    (agents/spans.py), one hop on through a named bridge when the extracts leave part of the question open."""
+    summaries draw from, then the subgraphs' other passages (agents/answer.py: the chat model's grounded
+    answer, else the reader's)."""
     passages: list[Evidence] = list(state.get("passages") or state.get("evidence") or [])
-    if step.llm is not None or not passages:
-        return {"answer": answer_from_evidence(step, passages, "lesegr", context=str(state.get("summaries") or ""))}
-    by_id = {e.chunk_id: e for e in passages}
-    scored = []
-    for x in state.get("extracts") or []:
-        e = by_id.get(x["chunk_id"])
-        sent = next((t for t in sentences([e]) if t.start == x["start"]), None) if e is not None else None
-        if sent is not None:
-            scored.append((x["score"] / (1.0 + RANK_DISCOUNT * x["graph"]), sent))
-    context = list({e.chunk_id: e for e in [*passages, *(state.get("neighbour_chunks") or [])]}.values())
-    return {
-        "answer": extractive_answer(step, passages, scored, context, "lesegr", floor=MIN_RELEVANCE * NEIGHBOUR_WEIGHT)
-    }
+    return {"answer": answer_from_evidence(step, passages, "lesegr", context=str(state.get("summaries") or ""))}

@@ -23,11 +23,11 @@ model that only repeats queries already run is taken to be done.
 **Without one** (the algorithmic mode of §4.3, and the fallback of an unusable reply): the sub-questions of
 Algorithm 5 (:mod:`stratagraph.agents.decompose`) are asked in order, one per turn, each with the variables
 it depends on bound (ReplaceVariables, §4.3.3 "Sequential Execution"). After a sub-question's retrieval the
-next think extracts its answer (ExtractAnswer, "simple heuristic" option: the no-LLM extractive answer of
-:func:`stratagraph.agents.extract.extract_answer` with the bound sub-question as the question read, so the
-answer is a verbatim span of a retrieved passage, cited with its sentence) and binds it to the
-sub-question's variable, when a later sub-question uses it; a sub-question without an answer binds its
-reference phrase instead (:func:`stratagraph.agents.decompose.bind`). When the sub-questions are done, the
+next think extracts its answer (ExtractAnswer, "simple heuristic" option: the reader, :func:`stratagraph.reading.read`, with the bound
+sub-question as the question read, so the answer is a verbatim span of a retrieved passage, cited with its
+sentence) and binds it to the sub-question's variable, when a later sub-question uses it. A binding is typed:
+only a span of an entity (a person, a place, an organisation, a thing) is bound; a sub-question without one
+binds its reference phrase instead (:func:`stratagraph.agents.decompose.bind`). When the sub-questions are done, the
 decision is to answer. The last turn the limit allows (``settings.tqr_max_turns``, default 4) always asks the
 final sub-question, so a long chain still ends on the question asked.
 """
@@ -43,13 +43,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel, Field
 
 from stratagraph.agents.common import Step, agent_node
-from stratagraph.agents.decompose import (
-    bind,
-    is_question,
-    needed_later,
-    reference_phrase,
-)
-from stratagraph.agents.extract import extract_answer
+from stratagraph.agents.decompose import ENTITY_TYPES, bind, is_question, needed_later, reference_phrase
 from stratagraph.answers import Citation
 from stratagraph.llm import InputTooLong
 from stratagraph.prompts import load_prompt
@@ -268,17 +262,18 @@ def _bind_last(step: Step, subs: Sequence[SubQuery], turns: list[Turn], bound: d
     if i is None or last.binding is not None or not needed_later(subs, i):
         return
     asked = last.queries[0] if last.queries else bind(subs[i], bound, subs)
-    ex = extract_answer(step.question, last.evidence, focus=asked)  # nothing the question itself names
+    reading = step.read(last.evidence, asked)
     var = subs[i].target
-    if ex.found:
-        bound[var] = ex.answer
-        cite = ex.citations[0] if ex.citations else None
-        binding = Binding(var=var, question=asked, answer=ex.answer, found=True, citation=cite, reason=ex.reason)
+    if reading.kind == "span" and reading.type in {t.value for t in ENTITY_TYPES}:  # a typed binding: an entity
+        bound[var] = reading.answer
+        cite = reading.citations[0] if reading.citations else None
+        binding = Binding(var=var, question=asked, answer=reading.answer, found=True, citation=cite, reason=reading.reason)
         where = f" ({cite.chunk_id}: {cite.quote[:120]!r})" if cite else ""
-        step.decide(f"turn {last.n}: {var} = {ex.answer!r}{where}")
+        step.decide(f"turn {last.n}: {var} = {reading.answer!r}, a {reading.type}{where}")
     else:
-        binding = Binding(var=var, question=asked, answer="", found=False, reason=ex.reason)
-        step.decide(f"turn {last.n}: no answer to {asked!r} ({ex.reason}); {var} keeps the words "
+        why = reading.reason if not reading.found else f"a {reading.kind} {reading.answer[:60]!r} is no entity to bind"
+        binding = Binding(var=var, question=asked, answer="", found=False, reason=why)
+        step.decide(f"turn {last.n}: no entity answers {asked!r} ({why}); {var} keeps the words "
                     f"{bind(SubQuery(text=reference_phrase(subs[i])), bound, subs)!r}")  # fmt: skip
     turns[-1] = last.model_copy(update={"binding": binding})
 

@@ -127,7 +127,7 @@ def summarize_qa(questions: Sequence[Question], runs: Sequence[QARun]) -> dict[s
 
 
 def _first_sentence(svc: Any, question: str) -> tuple[str, bool, str, tuple[int, int, int]]:
-    from stratagraph.agents.extract import sentences
+    from stratagraph.reading.sentences import sentences
     from stratagraph.retrieval import retrieve
 
     top = retrieve(svc.retrieval, "vector", question, k=1).evidence

@@ -8,6 +8,8 @@ document set):
 * ``chunk_recall@k`` (document sets): the share of a question's gold units covered by the top-k *chunks*
   themselves (not the top-k documents): its gold sections when it names them (a chunk under a gold heading
   covers it), else its gold documents;
+* ``answer_recall@k`` (questions whose answer is a span of a document): the share of them with an accepted answer
+  inside one of the top-k chunks' text (:func:`stratagraph.eval.accuracy.contains`: numbers as numbers);
 * ``hit@k``: the share of questions with any gold document in the top k (CG-RAG);
 * ``p50_ms`` / ``p95_ms``: wall time of one ``retrieve`` call, after one warm-up query per strategy (which
   builds the per-store caches; its time is ``first_query_ms``);
@@ -30,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from stratagraph.config import Settings
+from stratagraph.eval.accuracy import contains
 from stratagraph.eval.datasets import Dataset, Question, load_dataset, store_settings
 from stratagraph.retrieval import STRATEGIES, RetrievalContext, RetrievalError, RetrievalResult, retrieve
 from stratagraph.retrieval.base import Filters
@@ -42,6 +45,7 @@ class QuestionRun(BaseModel):
     id: str
     titles: list[str]  # distinct documents (titles or ids), best first (as many as the deepest k)
     chunks: list[list[str]] = Field(default_factory=list)  # per top chunk: its document and heading path
+    answer_at: int | None = None  # rank (1-based) of the first top chunk holding an accepted answer
     ms: float
 
 
@@ -97,6 +101,11 @@ def metrics(questions: Sequence[Question], runs: Sequence[QuestionRun], ks: Sequ
     if any(r.chunks for _, r in pairs):
         for k in ks:
             out[f"chunk_recall@{k}"] = round(100 * sum(chunk_recall_at(q, r.chunks, k) for q, r in pairs) / n, 1)
+    spans = [(q, r) for q, r in pairs if q.answer_type == "span" and q.answers]
+    if spans and any(r.chunks for _, r in spans):
+        for k in ks:
+            hits = sum(1 for _, r in spans if r.answer_at is not None and r.answer_at <= k)
+            out[f"answer_recall@{k}"] = round(100 * hits / len(spans), 1)
     for k in HITS:
         out[f"hit@{k}"] = round(100 * sum(hit_at(q.gold, r.titles, k) for q, r in pairs) / n, 1)
     times = [r.ms for r in runs]
@@ -170,7 +179,10 @@ def run_strategy(
         ms = (time.perf_counter() - started) * 1000
         keys = [e.doc_id if by_doc_id else e.title for e in result.evidence]
         chunks = [[e.doc_id, *e.section_path] for e in result.evidence[:depth]] if by_doc_id else []
-        run.runs.append(QuestionRun(id=q.id, titles=distinct_titles(keys, depth), chunks=chunks, ms=ms))
+        answer_at = next((i for i, e in enumerate(result.evidence[:depth], start=1)
+                          if any(contains(e.text, a) for a in q.answers)), None) if by_doc_id else None  # fmt: skip
+        run.runs.append(QuestionRun(id=q.id, titles=distinct_titles(keys, depth), chunks=chunks, answer_at=answer_at,
+                                    ms=ms))  # fmt: skip
     return run
 
 
@@ -195,7 +207,7 @@ def evaluate(
 
     svc = Services(eval_settings)
     try:
-        ctx = RetrievalContext.from_services(svc)
+        ctx = svc.new_retrieval()
         results = {}
         for i, name in enumerate(strategies):
             if progress is not None:

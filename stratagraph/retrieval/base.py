@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from stratagraph.text.titles import TitleIndex
     from stratagraph.retrieval.bm25 import BM25Index
     from stratagraph.retrieval.index import GraphIndex
-    from stratagraph.services import Services
 
 #: ``key=value`` metadata filters (document metadata, inherited by chunks), all of which must hold.
 Filters = Mapping[str, Any]
@@ -88,6 +87,21 @@ class Evidence(BaseModel):
             **{f"meta_{k}" if k in _RESERVED else k: v for k, v in self.metadata.items()},
         }
         return Document(id=self.chunk_id, page_content=self.text, metadata=meta)
+
+
+    @classmethod
+    def from_document(cls, doc: Any) -> Evidence | None:
+        """A chunk document (:meth:`to_document`, a tool's artifact) back as evidence; None for a document of
+        another graph object (a fact, an entity)."""
+        meta = dict(getattr(doc, "metadata", {}) or {})
+        if "chunk_id" not in meta:
+            return None
+        extra = {k.removeprefix("meta_"): v for k, v in meta.items() if k not in _RESERVED}
+        return cls(rank=int(meta.get("rank") or 0), score=float(meta.get("score") or 0.0), chunk_id=str(meta["chunk_id"]),
+                   doc_id=str(meta.get("doc_id") or ""), source=str(meta.get("source") or ""),
+                   title=str(meta.get("title") or ""), section=str(meta.get("section") or ""),
+                   section_id=str(meta.get("section_id") or ""), section_path=[str(p) for p in meta.get("section_path") or []],
+                   text=str(doc.page_content), metadata=extra, via=[str(v) for v in meta.get("via") or []])  # fmt: skip
 
 
 _RESERVED = frozenset(
@@ -212,10 +226,6 @@ class RetrievalContext:
     _qvec: OrderedDict[str, np.ndarray] = field(default_factory=OrderedDict, repr=False)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
     _cache_gen: int | None = field(default=None, repr=False)
-
-    @classmethod
-    def from_services(cls, svc: Services) -> RetrievalContext:
-        return cls(graph=svc.graph, vectors=svc.vectors, settings=svc.settings)
 
     # -------------------------------------------------------------- caches
     def cached(self, name: str, build: Any) -> Any:

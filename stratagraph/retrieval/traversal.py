@@ -65,7 +65,7 @@ from stratagraph.retrieval.dual_path import fuse_rankings
 from stratagraph.retrieval.index import GraphIndex
 from stratagraph.retrieval.query_linking import QueryLinks, link_query
 from stratagraph.schema import WEAK_TYPES, EdgeType
-from stratagraph.text.question import LABEL_ALIASES, LABELS, AnswerType, question_shape
+from stratagraph.text.question import LABEL_ALIASES, expected_labels
 
 
 class TraversalSettings(BaseModel):
@@ -503,13 +503,6 @@ def _type_weight(entity_type: str, expected: frozenset[str]) -> float:
     if not t or t in WEAK_TYPES:
         return TYPE_UNKNOWN
     return 1.0 if LABEL_ALIASES.get(t, t) in expected else TYPE_MISMATCH
-
-
-def expected_labels(question: str) -> frozenset[str]:
-    """The entity labels that answer a sub-question asking for a person, a place or an organisation
-    (:func:`stratagraph.text.question.question_shape`); empty for any other question."""
-    shape = question_shape(question)
-    return LABELS[shape.type] if shape.type in (AnswerType.PERSON, AnswerType.PLACE, AnswerType.ORG) else frozenset()
 
 
 def extract_answers(

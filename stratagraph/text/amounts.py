@@ -591,15 +591,25 @@ def detect_scale(text: str) -> tuple[int, str | None] | None:
 _SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "INR": "₹"}
 
 
-def render_amount(value: Decimal, unit: str | None = None, currency: str | None = None) -> str:
-    """An exact amount as text: "$2,820,000", "12.5%", "1,840 employees", "-2.5 percentage points", "2,805"."""
+_SCALE_NAMES = {10**3: "thousand", 10**6: "million", 10**9: "billion", 10**12: "trillion"}
+
+
+def render_amount(value: Decimal, unit: str | None = None, currency: str | None = None, scale: int = 1) -> str:
+    """An exact amount as text: "$2,820,000", "12.5%", "1,840 employees", "-2.5 percentage points", "2,805";
+    with a ``scale`` (the scale its operands were written in), in that scale when that is exact: "$2,820
+    thousand", "$9.3 million"."""
+    word = ""
+    if scale in _SCALE_NAMES and (value / scale) == (value / scale).quantize(Decimal("0.001")):
+        value, word = value / scale, f" {_SCALE_NAMES[scale]}"
     v = _clean_decimal(value)
     text = f"{v:,f}"
     code = currency or (unit if unit in _SYMBOLS else None)
     if code in _SYMBOLS:
-        return f"-{_SYMBOLS[code]}{text[1:]}" if text.startswith("-") else f"{_SYMBOLS[code]}{text}"
+        return (f"-{_SYMBOLS[code]}{text[1:]}" if text.startswith("-") else f"{_SYMBOLS[code]}{text}") + word
     if code:
-        return f"{code} {text}"
+        return f"{code} {text}{word}"
+    if word:
+        text += word
     if unit == "%":
         return f"{text}%"
     if unit == "pp":

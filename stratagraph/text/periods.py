@@ -9,9 +9,10 @@ previous quarter" of Q1 2024 is Q4 2023) and ``Period.text`` writes it back in o
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-__all__ = ["Period", "find_period"]
+__all__ = ["Period", "agreement", "find_period", "find_periods", "in_date"]
 
 _ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 _YEAR = r"(?:FY\s?'?)?(?:19|20)\d{2}|FY\s?'?\d{2}|fiscal\s+(?:year\s+)?(?:19|20)\d{2}"
@@ -57,6 +58,22 @@ class Period:
         years, index = divmod(flat, per_year)
         return replace(self, index=index + 1, year=None if self.year is None else self.year + years)
 
+    def agrees(self, other: Period) -> bool | None:
+        """Whether two periods can be the same: False when their years differ or both name a quarter (half)
+        and it differs; True when they name the same year and the same quarter (or both a whole year); None
+        when nothing can be compared (a quarter against a whole year)."""
+        if self.year is not None and other.year is not None and self.year != other.year:
+            return False
+        if self.unit and other.unit and (self.unit, self.index) != (other.unit, other.index):
+            return False
+        if bool(self.unit) != bool(other.unit):
+            return None  # a quarter against a whole year: neither the same nor another
+        if self.year is not None and other.year is not None:
+            return True
+        if self.unit and other.unit:
+            return True
+        return None
+
     def with_year_of(self, other: Period) -> Period:
         """This period, taking ``other``'s year when it names none ("Q3" after "Q2 2024" is Q3 2024)."""
         if self.year is not None or other.year is None or not self.unit:
@@ -75,6 +92,33 @@ def _year(text: str | None) -> tuple[int | None, bool]:
 
 def find_period(text: str) -> Period | None:
     """The first period phrase of ``text`` (module docstring), or None."""
+    return next(iter(find_periods(text)), None)
+
+
+_DATE_BEFORE = re.compile(
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+$", re.IGNORECASE
+)
+
+
+def in_date(text: str, at: int) -> bool:
+    """Whether the year at ``at`` is the year of a calendar date ("June 11, 2024"): a date names a day, not
+    the period a document covers."""
+    return bool(_DATE_BEFORE.search(text[max(0, at - 20) : at]))
+
+
+def find_periods(text: str) -> list[Period]:
+    """Every period phrase of ``text``, in order (module docstring), but the year of a calendar date ("June
+    11, 2024"); a quarter or half written without a year takes the year of the year named next to it ("the
+    fourth quarter and full fiscal year 2025")."""
+    found = [p for p in _periods(text) if p.unit or not in_date(text, p.start)]
+    years = [p for p in found if not p.unit and p.year is not None]
+    if not years:
+        return found
+    return [p if p.year is not None or not p.unit else p.with_year_of(min(years, key=lambda y: abs(y.start - p.start)))
+            for p in found]
+
+
+def _periods(text: str) -> Iterator[Period]:
     for m in _PATTERN.finditer(text):
         if m.group("ord"):
             year, fiscal = _year(m.group("oyear"))
@@ -83,13 +127,27 @@ def find_period(text: str) -> Period | None:
             index = _ORDINAL[m.group("ord").lower()]
             if unit == "H" and index > 2:
                 continue
-            return Period(unit, index, year, fiscal, m.start(), m.end())
+            yield Period(unit, index, year, fiscal, m.start(), m.end())
+            continue
         if m.group("q"):
             year, fiscal = _year(m.group("qyear"))
             unit, index = m.group("q")[0].upper(), int(m.group("q")[1])
             if unit == "H" and index > 2:
                 continue
-            return Period(unit, index, year, fiscal, m.start(), m.end())
+            yield Period(unit, index, year, fiscal, m.start(), m.end())
+            continue
         year, fiscal = _year(m.group("year"))
-        return Period("", 0, year, fiscal, m.start(), m.end())
+        yield Period("", 0, year, fiscal, m.start(), m.end())
+
+
+def agreement(asked: Sequence[Period], found: Sequence[Period]) -> bool | None:
+    """True when a found period is one asked, False when every found period conflicts with every asked one,
+    None when they cannot be compared (or either is empty)."""
+    if any(a.unit for a in asked) and any(f.unit for f in found):  # compare quarters with quarters
+        found = [f for f in found if f.unit]
+    verdicts = [a.agrees(f) for a in asked for f in found]
+    if any(v is True for v in verdicts):
+        return True
+    if verdicts and all(v is False for v in verdicts):
+        return False
     return None

@@ -10,7 +10,7 @@ passed to ``eval`` or ``exec``. Allowed:
   division as in Python;
 * the functions ``sum mean min max count`` (over numbers and lists, flattened), ``round(x, places=0)``
   (half up), ``abs(x)``, ``pct_change(old, new)`` = ``(new - old) / |old| * 100`` and ``ratio(a, b)`` =
-  ``a / b``.
+  ``a / b``, ``difference(a, b)`` = ``a - b``.
 
 Everything else (names, attributes, subscripts, comparisons, lambdas, strings, keyword arguments, unknown
 functions) is refused with a message saying what is allowed; so are division by zero, exponents above
@@ -59,7 +59,7 @@ class CalculationError(ValueError):
 
 ALLOWED = (
     "numbers, lists [..], + - * / // % **, parentheses and the functions "
-    "sum, mean, min, max, count, round, abs, pct_change, ratio"
+    "sum, mean, min, max, count, round, abs, pct_change, ratio, difference"
 )
 
 
@@ -194,6 +194,11 @@ def _pct_change(*args: Value) -> Decimal:
     return (new - old) / abs(old) * Decimal(100)
 
 
+def _difference(*args: Value) -> Decimal:
+    _arity("difference", args, 2, 2)
+    return _number("difference", args[0]) - _number("difference", args[1])
+
+
 def _ratio(*args: Value) -> Decimal:
     _arity("ratio", args, 2, 2)
     return _divide(_number("ratio", args[0]), _number("ratio", args[1]))
@@ -209,6 +214,7 @@ FUNCTIONS: dict[str, Callable[..., Decimal]] = {
     "abs": _abs,
     "pct_change": _pct_change,
     "ratio": _ratio,
+    "difference": _difference,
 }
 
 
@@ -397,7 +403,7 @@ def _compute(run: Callable[[], Value], what: str) -> Decimal:
 
 # ------------------------------------------------------------------------------------------ the tool
 
-Operation = Literal["sum", "mean", "min", "max", "count", "round", "abs", "pct_change", "ratio"]
+Operation = Literal["sum", "mean", "min", "max", "count", "round", "abs", "pct_change", "ratio", "difference"]
 Number = int | float | str
 
 

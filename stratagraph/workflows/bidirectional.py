@@ -6,11 +6,11 @@
 secondary screening Miss (eq. 3; a chat model's yes/no per section, else the embedding threshold);
 ``aggregate`` detects communities of the instance nodes under the kept sections and gathers the relevant
 ones layer by layer up the tree (eq. 4), with the chunks supporting them as evidence; ``calculate`` computes
-sums, differences, ratios and comparisons over the aggregated quantities exactly in code, every operand
-cited (and answers a "which section ..." question with the section's heading, a superlative over a table's
-rows or a table cell the question names, then the run ends); ``answer`` is eq. 5: the computation when one
-was made, else the chat model over the evidence and ``Context(Q)``, else the span of the best evidence
-sentence (one hop on through a named bridge).
+sums, differences, changes, ratios and superlatives over the kept sections' quantities exactly in code,
+every operand cited (the chat model picks the operands when there is one), and without a model answers a
+"which section ..." question with its heading (then the run ends); ``answer`` is eq. 5: the computation
+when one was made, else the chat model's grounded answer over the evidence and ``Context(Q)``, else the
+reader's.
 """
 
 # no ``from __future__ import annotations``: the state's annotations must be real types, since LangGraph
@@ -19,7 +19,9 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from stratagraph.agents.aggregate import aggregate, answer, calculate_node
+from stratagraph.agents.aggregate import aggregate
+from stratagraph.agents.answer import answer_node
+from stratagraph.agents.calculate import calculate
 from stratagraph.agents.common import AnswerOutput, BaseState, QuestionInput
 from stratagraph.agents.screen import screen
 from stratagraph.answers import Computation
@@ -45,8 +47,8 @@ def build_graph() -> StateGraph:
     g = StateGraph(BidirectionalState, context_schema=Services, input_schema=QuestionInput, output_schema=AnswerOutput)
     g.add_node("screen", screen)
     g.add_node("aggregate", aggregate)
-    g.add_node("calculate", calculate_node)
-    g.add_node("answer", answer)
+    g.add_node("calculate", calculate)
+    g.add_node("answer", answer_node("bag", context_key="aggregated"))
     g.add_edge(START, "screen")
     g.add_edge("screen", "aggregate")
     g.add_edge("aggregate", "calculate")

@@ -141,7 +141,7 @@ class GraphBuilder:
         for collection, rows in self.vector_rows.items():
             if rows:
                 self.svc.vectors.upsert(collection, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
-        return RetrievalContext.from_services(self.svc)
+        return self.svc.new_retrieval()
 
     def close(self) -> None:
         self.svc.close()

@@ -101,7 +101,7 @@ def test_classify_accepts_a_retrieval_context_and_is_deterministic(settings):
 
     svc = Services(settings)
     try:
-        ctx = RetrievalContext.from_services(svc)
+        ctx = svc.new_retrieval()
         q = "Which film came out first, Blue Harbor or Red Harbor?"
         first, second = classify(ctx, q), classify(ctx, q)
         assert first == second and first.label == Complexity.MODERATE

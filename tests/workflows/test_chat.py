@@ -4,6 +4,7 @@ across processes, threads kept apart."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 import json
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -50,27 +51,27 @@ def test_a_five_turn_conversation_about_two_quarters(examples_sg: StrataGraph) -
     assert "Q2 2024" in _decision(third, "rewrite") and "compare" in _decision(third, "rewrite")
     assert third.computed is not None and third.computed.operation == "difference"
     assert third.answer == "$9.3 million"
-    assert [str(o.value) for o in third.computed.operands] == ["151.9", "142.6"]
+    assert [o.value for o in third.computed.operands] == [Decimal(151900000), Decimal(142600000)]
     assert _sources(third) == {Q2, Q3}
     assert_cited(examples_sg, third)
 
     # a pronoun for the conversation's subject
     fourth = chat.ask("How many robots did it ship in the third quarter of 2024?")
     assert "Northwind Robotics ship" in _decision(fourth, "rewrite")
-    assert fourth.answer == "1,230" and _sources(fourth) == {Q3}
+    assert fourth.answer == "1,230 robots" and _sources(fourth) == {Q3}
     assert_cited(examples_sg, fourth)
 
     # an ellipsis naming an ordinal quarter
     fifth = chat.ask("What about the second quarter?")
     assert "Q2 2024" in _decision(fifth, "rewrite")
-    assert fifth.answer == "1,150" and _sources(fifth) == {Q2}
+    assert fifth.answer == "1,150 robots" and _sources(fifth) == {Q2}
     assert_cited(examples_sg, fifth)
 
     history = chat.history()
     assert [type(m) for m in history] == [HumanMessage, AIMessage] * 5
     last = history[-1]
-    assert Answer.model_validate(last.response_metadata["answer"]).answer == "1,150"
-    assert "[1]" in str(last.content) and "1,150" in str(last.content)
+    assert Answer.model_validate(last.response_metadata["answer"]).answer == "1,150 robots"
+    assert "[1]" in str(last.content) and "1,150 robots" in str(last.content)
 
 
 def test_why_follow_ups_and_a_why_question_answer_with_the_cause_their_evidence_states(examples_sg: StrataGraph) -> None:

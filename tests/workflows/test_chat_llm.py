@@ -133,7 +133,7 @@ def test_the_agent_example_runs_a_tool_calling_turn_against_scripted_http_server
         Reply.calls(("search_facts", {"query": "Police Department overtime FY2025"}),
                     ("calculate", {"expression": "1170 - 1650"})),
         Reply.calls(("ask_kag", {"question": "What is the combined FY2025 overtime budget of the Police and Fire departments?"})),
-        Reply(content="Police overtime is $480 thousand below Fire's; together they budget $2,820,000 [ask_kag]."),
+        Reply(content="Police overtime is $480 thousand below Fire's; together they budget $2,820 thousand [ask_kag]."),
     ])  # fmt: skip
     model = get_chat_model(chat_server.settings(examples_home))
     with StrataGraph(Settings(home=examples_home, llm_model=None, openai_base_url=None, openai_api_key=None)) as sg:
@@ -147,13 +147,13 @@ def test_the_agent_example_runs_a_tool_calling_turn_against_scripted_http_server
     assert "Overtime" in str(tool_messages[0].content)
     assert tool_messages[1].artifact["result"] == "-480"
     kag: Answer = tool_messages[2].artifact
-    assert isinstance(kag, Answer) and kag.computed is not None and kag.answer == "$2,820,000"
-    assert isinstance(messages[-1], AIMessage) and "$2,820,000" in messages[-1].content
+    assert isinstance(kag, Answer) and kag.computed is not None and kag.answer == "$2,820 thousand"
+    assert isinstance(messages[-1], AIMessage) and "$2,820 thousand" in messages[-1].content
     # the tools' results reached the model: each later request carries the earlier tool outputs
     second, third = chat_server.requests[1], chat_server.requests[2]
     tool_turns = [m for m in third["messages"] if m["role"] == "tool"]
     assert len([m for m in second["messages"] if m["role"] == "tool"]) == 2 and len(tool_turns) == 3
-    assert "-480" in tool_turns[1]["content"] and "2,820,000" in tool_turns[2]["content"]
+    assert "-480" in tool_turns[1]["content"] and "2,820 thousand" in tool_turns[2]["content"]
     assert {t["function"]["name"] for t in chat_server.requests[0]["tools"]} >= {"search_chunks", "search_facts", "calculate", "ask_kag"}
 
 
@@ -162,8 +162,8 @@ def test_as_tool_and_runnable_without_a_chat_model(examples_sg: StrataGraph) -> 
     assert tool.name == "ask_kag" and "exactly" in tool.description
     message = tool.invoke({"type": "tool_call", "id": "c1", "name": "ask_kag",
                            "args": {"question": "What is the combined FY2025 overtime budget of the Police and Fire departments?"}})  # fmt: skip
-    assert isinstance(message, ToolMessage) and message.artifact.answer == "$2,820,000"
-    assert message.content.startswith("$2,820,000") and "[1]" in message.content
+    assert isinstance(message, ToolMessage) and message.artifact.answer == "$2,820 thousand"
+    assert message.content.startswith("$2,820 thousand") and "[1]" in message.content
     runnable = examples_sg.runnable("hybrid")
     answers = runnable.batch([Q3_QUESTION, {"question": "Who is the Chief Executive Officer of Northwind Robotics?"}])
     assert all(isinstance(a, Answer) and a.found for a in answers)

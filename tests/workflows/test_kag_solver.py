@@ -92,7 +92,7 @@ def test_a_sum_of_two_line_items_is_computed_exactly_and_cites_both_rows(example
     answer = examples_sg.ask(OVERTIME, "kag")
     assert answer.found and answer.strategy == "kag"
     assert answer.computed is not None and answer.computed.operation == "sum"
-    assert answer.computed.result == Decimal(2820000) and answer.answer == "$2,820,000"
+    assert answer.computed.result == Decimal(2820000) and answer.answer == "$2,820 thousand"
     assert _operands(answer) == [
         (Decimal(1170000), "Overtime; FY2024 Actual: 1,320; FY2025 Adopted: 1,170; Change: (150)"),
         (Decimal(1650000), "Overtime; FY2024 Actual: 1,880; FY2025 Adopted: 1,650; Change: (230)"),
@@ -111,13 +111,12 @@ def test_a_difference_takes_the_exact_figure_a_rounded_one_stands_for(examples_s
     """"requests $18.6 million" is the Police table's total, 18,585 (thousands): the difference is exact."""
     answer = examples_sg.ask(MORE, "kag")
     assert answer.found and answer.computed is not None and answer.computed.operation == "difference"
-    assert answer.computed.result == Decimal(2805000) and answer.answer == "$2,805,000"
+    assert answer.computed.result == Decimal(2805000) and answer.answer == "$2,805 thousand"
     assert _operands(answer) == [
         (Decimal(18585000), "Total; FY2024 Actual: 18,015; FY2025 Adopted: 18,585; Change: 570"),
         (Decimal(15780000), "Total; FY2024 Actual: 15,230; FY2025 Adopted: 15,780; Change: 550"),
     ]
     assert [_row(examples_sg, answer, i) for i in (0, 1)] == ["1.1.1 Police Department", "1.1.2 Fire Department"]
-    assert "exact figure" in answer.trace[1].decision
     assert_cited(examples_sg, answer)
 
 
@@ -143,9 +142,9 @@ def test_a_set_spans_the_tables_that_fit_and_a_coordinated_name_is_one_thing(exa
     assert top.computed is not None and len(top.computed.operands) == 9  # the projects of 2.1, 2.2 and 2.3
     assert_cited(examples_sg, top)
     one = examples_sg.ask("What is the total FY2025 adopted amount of the Streets and Bridges projects?", "kag")
-    assert one.found and one.answer == "4,920" and one.computed is None  # a section name, not two operands
+    assert one.found and one.answer == "$4,920 thousand"  # a section name, not two operands
     assert one.citations[0].quote.startswith("Total; FY2025 Adopted: 4,920")
-    assert any("one and the same amount" in t.decision for t in one.trace)
+    assert "is one heading, not 2 operands" in one.trace[0].decision
     assert_cited(examples_sg, one)
     margin = examples_sg.ask("How much larger was Northwind's gross margin in Q3 than in Q2 2024?", "kag")
     assert margin.answer == "0.9 percentage points" and margin.computed is not None and margin.computed.unit == "pp"
@@ -165,7 +164,7 @@ def test_questions_the_documents_cannot_answer_are_not_found(examples_sg: Strata
     assert any(t.node == "reflect" and "again" in t.decision for t in painted.trace)
     missing = examples_sg.ask("What is the combined FY2025 overtime budget of the Library and the Airport?", "kag")
     assert_not_found(missing)  # no operand matches: no number read off the evidence instead
-    assert "misses librari" in next(t for t in missing.trace if t.node == "execute").decision
+    assert "no number for it" in next(t for t in missing.trace if t.node == "execute").decision
 
 
 def test_an_unseen_budget_is_answered_by_the_same_rules(tmp_path: Path) -> None:
@@ -236,7 +235,7 @@ def test_the_models_plan_is_run_in_code_against_scripted_http_server(
     assert answer.usage.llm_calls == len(chat_server.requests) == 2
     plan = answer.trace[0]
     assert plan.node == "plan" and plan.llm and plan.fallback is None and "rule:" not in plan.decision
-    assert "o1 = Retrieval(s=Police Department, p=overtime budget, o=amount, period=FY2025)" in plan.decision
+    assert "o1 = Retrieval(s=Police Department, p=overtime budget, o=number, period=FY2025)" in plan.decision
     assert "the model judges the question answered" in next(t for t in answer.trace if t.node == "judge").decision
     assert "What is the Police Department's FY2025 overtime budget?" not in user_text(chat_server.requests[0])
     assert OVERTIME in user_text(chat_server.requests[0])
@@ -374,6 +373,6 @@ def test_cli_prints_the_computed_answer_as_json(examples_home: Path) -> None:
     proc = run_cli("--store", str(examples_home), "ask", MORE, "--strategy", "kag", "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["answer"] == "$2,805,000" and data["computed"]["result"] == "2805000"
+    assert data["answer"] == "$2,805 thousand" and data["computed"]["result"] == "2805000"
     assert [o["value"] for o in data["computed"]["operands"]] == ["18585000", "15780000"]
     assert "plan" in proc.stderr and "judge" in proc.stderr

@@ -53,7 +53,7 @@ def test_the_citing_papers_subgraph_holds_the_cited_papers_chunk(examples_sg: St
 
 def test_a_number_keeps_its_currency_sign(examples_sg: StrataGraph) -> None:
     answer = examples_sg.ask("How much did the cool roof retrofit cost per home?", "lesegr")
-    assert answer.answer == "$2,900" and answer.citations[0].doc_id == ROOFS
+    assert answer.answer == "$2,900 per home" and answer.citations[0].doc_id == ROOFS
     assert_cited(examples_sg, answer)
 
 

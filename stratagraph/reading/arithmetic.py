@@ -1,0 +1,514 @@
+"""Arithmetic over cited amounts: one planner (what a question asks to compute, over which operands), the
+computation done by the ``calculate`` tool's evaluator (:func:`stratagraph.tools.calculate.apply`: exact
+``Decimal``), and one renderer of amounts (:func:`stratagraph.text.amounts.render_amount`). KAG §2.3's ``Math``
+operator; BAG-RAG's sums over aggregated line items.
+
+**The planner** (:func:`plan`) reads the question's wording and parse, first match wins:
+
+1. a percentage change ("by what percentage did X grow from A to B", "percent change ... between A and B"):
+   ``percent_change`` from A to B;
+2. a change ("how much did X grow / fall / change from A to B", "between A and B"): ``difference`` B - A;
+3. a ratio ("ratio of A to B", "how many times ... A than B"): A / B;
+4. a difference ("how much more / less / higher ... A than B", "difference between A and B", "by how much
+   does A exceed B"): A - B ("less" turns it round; "between" gives the larger minus the smaller);
+5. a sum ("combined", "total", "sum", "together", "altogether", "in all", "add up") over two or more
+   coordinated names ("the Police and Fire departments", "A, B and C");
+6. a yes/no comparison ("Is A's overtime greater than B's?"): ``greater`` or ``less``, answered "yes" or
+   "no" from the two amounts.
+
+Each operand is a sub-question: the question with the coordination (or the "than" / "from ... to" pair)
+replaced by that one member, so every word the members share ("the FY2025 overtime budget of") stays in each
+("How many more people live in Corvel than in Ennisford?" -> "How many people live in Corvel?" and
+"... in Ennisford?"). The reader answers each as a number lookup; the computation needs every operand.
+
+**Computing** (:func:`compute`): the operands must be amounts of one unit (a percentage is not added to
+dollars); the result is exact, cited operand by operand, and rendered with the operands' unit and currency.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from stratagraph.answers import Citation, Computation, Operand
+from stratagraph.text.amounts import Quantity, parse_quantities, render_amount
+from stratagraph.text.lexicon import CHANGE_WORDS, COMPARE_LESS, COMPARE_MORE, ONLY_ADDING, SUM_WORDS
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
+
+__all__ = ["Figure", "Plan", "compute", "plan", "render"]
+
+_PCT = re.compile(
+    r"\bby what (?:percent|percentage)\b|\bpercent(?:age)? (?:change|increase|decrease|growth|rise|decline|drop|fall)\b|"
+    r"\bwhat (?:percent|percentage) (?:did|does|was|is|has)\b.*\b(?:increase|decrease|grow|rise|fall|decline|drop|change)",
+    re.IGNORECASE,
+)
+_HOW_CHANGE = re.compile(r"\bhow (?:much |many \w+ )?(?:did|does|do|has|have|had|will|would|is|was)\b", re.IGNORECASE)
+_RATIO = re.compile(r"\bratio of\b|\bhow many times\b", re.IGNORECASE)
+_DIFF = re.compile(
+    r"\bhow (?:much|many)(?: \w+)? (?:more|less|fewer|higher|lower|larger|smaller|greater|bigger|longer|shorter|"
+    r"earlier|later|older|younger)\b|\bdifference\b|\bby how much\b|\bgap between\b|\bexceed",
+    re.IGNORECASE,
+)
+_NOMINAL = frozenset({"NOUN", "PROPN", "NUM", "ADJ", "X"})
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a question asks to compute: the operation and one sub-question per operand (module docstring)."""
+
+    operation: str  # sum, difference, ratio, percent_change
+    operands: tuple[str, ...]
+    absolute: bool = False  # a difference "between": the larger minus the smaller
+    reason: str = ""
+    joined: str = ""  # a sum's coordination as written ("the Streets and Bridges"): it may be one name
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A typed amount as the evidence states it: the quantity (value with its scale, unit, currency, as
+    written), what it measures (a table row and column, or the words before it in a sentence) and its
+    verbatim citation."""
+
+    quantity: Quantity
+    citation: Citation
+    label: str  # "Overtime | FY2025 Adopted", or the words the sentence says it of
+    row: str = ""  # a table cell's row label
+    column: str = ""  # a table cell's column header
+
+    @property
+    def value(self) -> Decimal:
+        return self.quantity.value
+
+    @property
+    def unit(self) -> str | None:
+        return self.quantity.unit
+
+    @property
+    def table(self) -> bool:
+        return bool(self.column)
+
+    def operand(self) -> Operand:
+        return Operand(label=self.label, value=self.value, unit=self.unit, raw=self.quantity.raw, citation=self.citation)
+
+    def text(self) -> str:
+        """The amount as an answer: as written when that says it all ("$1.2 million", "48,300"), else exact
+        with the scale and currency its table states ("1,320" in thousands of dollars -> "$1,320,000")."""
+        q = self.quantity
+        alone = parse_quantities(q.raw)
+        if len(alone) == 1 and alone[0].value == q.value and alone[0].currency == q.currency:
+            return q.raw
+        return render_amount(q.value, q.unit, q.currency, q.scale)
+
+
+# ------------------------------------------------------------------------------------------ the planner
+def plan(doc: Doc) -> Plan | None:
+    """The computation a parsed question asks for (module docstring), or None; a quarter or half one
+    operand names without a year takes the year another names ("in Q3 than in Q2 2024": Q3 2024)."""
+    found = _plan(doc)
+    if found is None:
+        return None
+    return replace(found, operands=_share_year(found.operands))
+
+
+def _share_year(operands: Sequence[str]) -> tuple[str, ...]:
+    from stratagraph.text.periods import find_periods
+
+    named = [find_periods(o) for o in operands]
+    years = {p.year for ps in named for p in ps if p.unit and p.year is not None}
+    if len(years) != 1:
+        return tuple(operands)
+    year = years.pop()
+    out = []
+    for text, ps in zip(operands, named, strict=True):
+        bare = [p for p in ps if p.unit and p.year is None]
+        if bare and not any(p.year is not None for p in ps):
+            end = bare[-1].end
+            text = f"{text[:end]} {year}{text[end:]}"
+        out.append(text)
+    return tuple(out)
+
+
+def _plan(doc: Doc) -> Plan | None:
+    q = doc.text
+    words = {t.lower_ for t in doc} | {t.lemma_.lower() for t in doc}
+    coord = coordination(doc)
+    ranged = _from_to(doc)
+    if _PCT.search(q):
+        operands = _ranged(doc, ranged) or (coordinated(doc, coord) if len(coord) == 2 else None)
+        if operands:
+            return Plan("percent_change", tuple(operands), reason="percentage change from A to B")
+    if words & CHANGE_WORDS and _HOW_CHANGE.search(q) and not re.search(r"\bthan\b", q, re.IGNORECASE):
+        operands = _ranged(doc, ranged) or (coordinated(doc, coord) if len(coord) == 2 else None)
+        if operands:
+            return Plan("difference", tuple(reversed(operands)), reason="change from A to B (B - A)")
+    if _RATIO.search(q):
+        sides = than(doc) if "than" in words else None
+        sides = sides or (tuple(coordinated(doc, coord)) if len(coord) == 2 else None) or _ratio_to(doc)
+        if sides:
+            return Plan("ratio", tuple(sides), reason="ratio of A to B")
+    if _DIFF.search(q):
+        sides = than(doc) if "than" in words else None
+        if sides:
+            less = any(t.lower_ in COMPARE_LESS for t in doc[: next(t.i for t in doc if t.lower_ == "than")])
+            return Plan("difference", tuple(reversed(sides)) if less else tuple(sides), reason="difference (A than B)")
+        if len(coord) == 2:
+            return Plan("difference", tuple(coordinated(doc, coord)), absolute=True, reason="difference between two")
+        sides = _exceed(doc)
+        if sides:
+            return Plan("difference", tuple(sides), reason="difference (A exceeds B)")
+    if words & SUM_WORDS and len(coord) >= 2:
+        joined = doc[coord[0][0] : coord[-1][1]].text
+        return Plan("sum", tuple(coordinated(doc, coord)), reason=f"sum of {len(coord)}", joined=joined)
+    return _compared(doc)
+
+
+def _compared(doc: Doc) -> Plan | None:
+    """A yes/no question comparing two amounts ("Is A's overtime *greater than* B's?", "Did A have *more*
+    residents than B?"): ``greater`` or ``less``, each side's sub-question asking its amount ("How much is
+    A's overtime?")."""
+    if len(doc) < 3 or doc[0].pos_ != "AUX" or not any(t.lower_ == "than" for t in doc):
+        return None
+    at = next(t.i for t in doc if t.lower_ == "than")
+    word = next((t for t in reversed(doc[:at]) if t.lower_ in COMPARE_MORE | COMPARE_LESS), None)
+    if word is None:
+        return None
+    sides = than(doc)
+    if sides is None:
+        return None
+    asked = doc[0].lower_
+    operands = []
+    for side in sides:
+        words = side.split()
+        rest = [w for w in words[1:] if w.strip("?,.").lower() != word.lower_]
+        operands.append(f"How much {asked} " + " ".join(rest).rstrip("?") + "?")
+    operation = "less" if word.lower_ in COMPARE_LESS else "greater"
+    return Plan(operation, tuple(operands), reason=f"comparison (is A {word.lower_} than B)")
+
+
+def _span(tok: Token, skip: Sequence[str] = ("conj", "cc", "punct", "preconj")) -> tuple[int, int]:
+    """A token's subtree without the children of the kinds in ``skip`` (and their subtrees); a "prep" in
+    ``skip`` keeps "of" ("the Department of Parks")."""
+    drop: set[int] = set()
+    for child in tok.children:
+        if child.dep_ in skip and not (child.dep_ == "prep" and child.lower_ == "of"):
+            drop.update(t.i for t in child.subtree)
+    idx = [t.i for t in tok.subtree if t.i not in drop]
+    return min(idx), max(idx) + 1
+
+
+def coordination(doc: Doc) -> list[tuple[int, int]]:
+    """The members of the question's coordination of names ("the Police and Fire departments", "A, B and
+    C"), as token spans; [] when there is none. When there are several, one whose members are all names (or
+    periods) wins over one of common nouns, then the last."""
+    found: list[list[tuple[int, int]]] = []
+    for tok in doc:
+        if tok.dep_ == "conj" or tok.pos_ not in _NOMINAL:
+            continue
+        chain, frontier = [tok], [tok]
+        while frontier:
+            cur = frontier.pop()
+            for c in cur.children:
+                if c.dep_ == "conj" and c.pos_ in _NOMINAL and c not in chain:
+                    chain.append(c)
+                    frontier.append(c)
+        if len(chain) >= 2:
+            chain.sort(key=lambda t: t.i)
+            chain = _adjacent(doc, chain)
+            found.append([_span(t, skip=("conj", "cc", "punct", "preconj", "prep", "relcl", "acl")) for t in chain])
+    if not found:
+        return []
+
+    def named(spans: list[tuple[int, int]]) -> bool:
+        return all(any(t.pos_ == "PROPN" or t.text[:1].isupper() or t.like_num for t in doc[a:b]) for a, b in spans)
+
+    return max(found, key=lambda spans: (named(spans), spans[0][0]))
+
+
+def _adjacent(doc: Doc, chain: list[Token]) -> list[Token]:
+    """A coordination spaCy attached to a far head ("the revenue of Tessel in Q1 and *Q2*" with "Q2" the
+    conjunct of "revenue"): when the word just before the conjunction is of the second member's kind
+    (part of speech) and the head is not, that word is the first member."""
+    first, second = chain[0], chain[1]
+    cc = next((t for t in doc[first.i + 1 : second.i] if t.dep_ == "cc" or t.lower_ == ","), None)
+    if cc is None or cc.i < 1:
+        return chain
+    left = doc[cc.i - 1]
+    if left.i != first.i and left.pos_ == second.pos_ != first.pos_ and left.i > first.i:
+        return [left, *chain[1:]]
+    return chain
+
+
+def _render(doc: Doc, drop: set[int], subs: Mapping[int, tuple[int, str]] | None = None) -> str:
+    subs = subs or {}
+    out, i = [], 0
+    while i < len(doc):
+        if i in subs:
+            end, text = subs[i]
+            out.append(text + doc[end - 1].whitespace_)
+            i = end
+            continue
+        if i not in drop:
+            out.append(doc[i].text_with_ws)
+        i += 1
+    return re.sub(r"\s+([?,.!])", r"\1", re.sub(r"\s{2,}", " ", "".join(out))).strip()
+
+
+def coordinated(doc: Doc, spans: Sequence[tuple[int, int]]) -> list[str]:
+    """One sub-question per member: the question with the whole coordination replaced by that member (an
+    elliptical member completed: "the second and third quarters")."""
+    start, end = spans[0][0], spans[-1][1]
+    drop = {t.i for t in doc if t.lower_ in ONLY_ADDING and not start <= t.i < end}
+    return [_render(doc, drop, {start: (end, text)}) for text in _elliptical(doc, spans)]
+
+
+def than(doc: Doc) -> tuple[str, str] | None:
+    """The two sides of "A ... than B": the question without "than B" (A's), and with A replaced by B. An
+    elliptical "than in Q2" replaces the phrase with the same preposition before it ("in Q3")."""
+    word = next((t for t in doc if t.lower_ == "than"), None)
+    if word is None:
+        return None
+    skip = ("prep", "relcl", "acl", "punct")  # a name may hold "and" ("than for Roads and Bridges")
+    obj = next((c for c in word.children if c.dep_ == "pobj"), None)
+    prep = next((c for c in word.children if c.dep_ == "prep"), None)
+    left: tuple[int, int] | None = None
+    if obj is not None:
+        r_start, r_end = _span(obj, skip=skip)
+        r_start = max(r_start, word.i + 1)
+    elif prep is not None:
+        pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
+        r_start = prep.i
+        r_end = _span(pobj, skip=skip)[1] if pobj is not None else prep.i + 1
+        twin = [t for t in doc[: word.i] if t.lower_ == prep.lower_ and t.dep_ == "prep"]
+        if twin:
+            left = min(t.i for t in twin[-1].subtree), max(t.i for t in twin[-1].subtree) + 1
+    else:
+        return None
+    if r_end <= r_start:
+        return None
+    left = left or _left_side(doc, word.i)
+    if left is None:
+        return None
+    if doc[r_end - 1].tag_ == "POS":  # "X's budget than Y's": Y stands for X only, the rest is shared
+        owner = next((t for t in doc[left[0] : left[1]] if t.dep_ == "poss"), None)
+        if owner is not None:
+            left = (min(t.i for t in owner.subtree), max(t.i for t in owner.subtree) + 1)
+    drop, plain = _comparative(doc, word.i)
+    drop |= set(range(word.i, r_end))
+    subs = {left[0]: (left[1], doc[r_start:r_end].text)}
+    return _render(doc, drop, plain), _render(doc, drop, {**plain, **subs} if not set(plain) & set(subs) else subs)
+
+
+def _comparative(doc: Doc, before: int) -> tuple[set[int], dict[int, tuple[int, str]]]:
+    """An operand asks for the amount itself: "how many *more* people" -> "how many people" (the word
+    dropped), "how much *higher* does A lie" -> "how *high* does A lie" (the comparative's measure kept)."""
+    drop: set[int] = set()
+    plain: dict[int, tuple[int, str]] = {}
+    for t in doc[1:before]:
+        if doc[t.i - 1].lower_ not in ("much", "many") or not (t.tag_ in ("JJR", "RBR") or t.lower_ in ("more", "less", "fewer")):
+            continue
+        if t.lower_ in ("more", "less", "fewer"):
+            drop.add(t.i)
+        elif doc[t.i - 1].lower_ == "much":
+            plain[t.i - 1] = (t.i + 1, t.lemma_.lower())
+    return drop, plain
+
+
+_LEAD = frozenset({"WRB", "WDT", "WP", "JJR", "RBR", "RB"})
+
+
+def _left_side(doc: Doc, before: int) -> tuple[int, int] | None:
+    """The compared thing before "than": the clause's subject, else the nearest noun phrase before it (without
+    the wh-words and auxiliaries it may open with), cut before the comparative word."""
+    comparative = next((t.i for t in doc[:before] if t.tag_ in ("JJR", "RBR") or t.lower_ in ("more", "less")), None)
+    subjects = [t for t in doc[:before] if t.dep_ in ("nsubj", "nsubjpass") and t.pos_ in ("NOUN", "PROPN")]
+    if subjects:
+        start, end = _span(subjects[-1], skip=("prep", "relcl", "acl", "punct", "conj", "cc"))
+        root = next((t for t in doc if t.dep_ == "ROOT"), None)
+        if root is not None and root.lemma_ == "do" and end - start >= 2 and doc[end - 1].is_lower and not doc[end - 2].is_lower:
+            end -= 1  # "does Corvane Hollow lie": the parser took the verb for the name's noun
+    else:
+        spans = []
+        for c in doc.noun_chunks:
+            if c.end > before:
+                continue
+            lead = [t.i for t in c if t.tag_ in _LEAD or t.pos_ in ("AUX", "VERB")]
+            start = (max(lead) + 1) if lead else c.start
+            # a chunk spaCy ran on into the clause's verb ("the Police Department request" with "request" the
+            # root) ends before it
+            end = next((t.i for t in doc[start : c.end] if t.dep_ == "ROOT"), c.end)
+            if start < end and any(doc[i].pos_ in ("NOUN", "PROPN") for i in range(start, end)):
+                spans.append((start, end))
+        if not spans and comparative is not None:  # a noun run spaCy left out of its chunks ("ferry fares")
+            run = comparative
+            while run > 0 and doc[run - 1].pos_ in ("NOUN", "PROPN", "PART") and doc[run - 1].tag_ not in _LEAD:
+                run -= 1
+            if run < comparative:
+                spans.append((run, comparative))
+        if not spans:
+            return None
+        start, end = spans[-1]
+    if comparative is not None and start < comparative < end:
+        end = comparative
+    return (start, end) if end > start else None
+
+
+def _from_to(doc: Doc) -> tuple[int, int, list[tuple[int, int]]] | None:
+    """"from A to B" (or "between A and B" of two periods): where the phrase starts and ends, and A's and B's
+    spans."""
+    frm = next((t for t in doc if t.lower_ == "from" and t.dep_ == "prep"), None)
+    to = next((t for t in doc if t.lower_ == "to" and frm is not None and t.i > frm.i), None)
+    if frm is None or to is None:
+        return None
+    a = next((c for c in frm.children if c.dep_ == "pobj"), None)
+    b = next((c for c in to.children if c.dep_ == "pobj"), None)
+    if a is None or b is None:
+        return None
+    sa = _span(a, skip=("prep", "punct", "conj", "cc"))
+    sb = _span(b, skip=("prep", "punct", "conj", "cc"))
+    return frm.i, sb[1], [sa, sb]
+
+
+def _ranged(doc: Doc, ranged: tuple[int, int, list[tuple[int, int]]] | None) -> list[str] | None:
+    if ranged is None:
+        return None
+    start, end, spans = ranged
+    return [_render(doc, set(), {start: (end, text)}) for text in _elliptical(doc, spans)]
+
+
+def _elliptical(doc: Doc, spans: Sequence[tuple[int, int]]) -> list[str]:
+    """The members' texts, a member that holds no noun completed with the last member's words after its own
+    modifier ("from the *third* to the fourth quarter of 2025": "the third quarter of 2025")."""
+    last_a, last_b = spans[-1]
+    words = [t for t in doc[last_a:last_b]]
+    cut = next((i for i, t in enumerate(words) if t.pos_ not in ("DET",)), 0)
+    tail = " ".join(t.text for t in words[cut + 1 :]) if cut + 1 < len(words) and words[cut].pos_ in ("ADJ", "NUM") else ""
+    out = []
+    for a, b in spans:
+        text = doc[a:b].text
+        if tail and not any(t.pos_ in ("NOUN", "PROPN") for t in doc[a:b]):
+            text = f"{text} {tail}"
+        out.append(text)
+    return out
+
+
+def _ratio_to(doc: Doc) -> tuple[str, str] | None:
+    """"ratio of A to B": A's and B's sub-questions."""
+    of = next((t for t in doc if t.lower_ == "of" and t.head.lower_ == "ratio"), None)
+    to = next((t for t in doc if t.lower_ == "to" and of is not None and t.i > of.i), None)
+    if of is None or to is None:
+        return None
+    a = next((c for c in of.children if c.dep_ == "pobj"), None)
+    b = next((c for c in to.children if c.dep_ == "pobj"), None)
+    if a is None or b is None:
+        return None
+    sa, sb = _span(a, skip=("prep", "punct", "conj", "cc")), _span(b, skip=("prep", "punct", "conj", "cc"))
+    drop_b = set(range(to.i, sb[1]))
+    return _render(doc, drop_b), _render(doc, drop_b, {sa[0]: (sa[1], doc[sb[0] : sb[1]].text)})
+
+
+def _exceed(doc: Doc) -> tuple[str, str] | None:
+    """"does A exceed B": the subject's and the object's sub-questions."""
+    verb = next((t for t in doc if t.lemma_.lower() == "exceed"), None)
+    if verb is None:
+        return None
+    subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    obj = next((c for c in verb.children if c.dep_ == "dobj"), None)
+    if subj is None or obj is None:
+        return None
+    # the object with its modifiers ("the figure *in the operating plan*"): they are its own, not the subject's
+    sa, sb = _span(subj, skip=("prep", "punct", "conj", "cc")), _span(obj, skip=("punct", "conj", "cc"))
+    drop_b = set(range(sb[0], sb[1]))
+    return _render(doc, drop_b), _render(doc, drop_b, {sa[0]: (sa[1], doc[sb[0] : sb[1]].text)})
+
+
+# ------------------------------------------------------------------------------------------ computing
+_APPLY = {"sum": "sum", "difference": "difference", "ratio": "ratio", "percent_change": "pct_change",
+          "max": "max", "min": "min", "count": "count"}  # fmt: skip
+_SHOWN = {"sum": " + ", "difference": " - ", "ratio": " / "}
+
+
+def compute(operation: str, figures: Sequence[Figure], *, absolute: bool = False) -> Computation:
+    """``operation`` over cited figures, exactly (module docstring); ValueError when the figures do not fit
+    (fewer than the operation needs, different units, a division by zero)."""
+    from stratagraph.tools.calculate import CalculationError, apply
+
+    if operation in ("greater", "less", "equal"):
+        return _compare(operation, figures)
+    needs = {"difference": 2, "ratio": 2, "percent_change": 2}.get(operation, 1)
+    if len(figures) < needs:
+        raise ValueError(f"{operation} needs {needs} amounts, got {len(figures)}")
+    kinds = {_kind(f.quantity) for f in figures}
+    if operation != "count" and len(kinds) > 1:
+        raise ValueError(f"the amounts are of different kinds ({', '.join(sorted(kinds))})")
+    figs = list(figures)
+    if operation in ("difference", "ratio", "percent_change") and figs[0].value == figs[1].value:
+        raise ValueError(f"both amounts are {figs[0].quantity.raw}: the evidence gives one figure for both")
+    if operation == "difference" and absolute and figs[0].value < figs[1].value:
+        figs = [figs[1], figs[0]]
+    values = [f.value for f in figs]
+    try:
+        result = apply(_APPLY[operation], values)
+    except CalculationError as exc:
+        raise ValueError(str(exc)) from None
+    raw = [f.quantity.raw for f in figs]
+    if operation in _SHOWN:
+        expression = _SHOWN[operation].join(raw)
+    elif operation == "percent_change":
+        expression = f"({raw[1]} - {raw[0]}) / |{raw[0]}| × 100"
+    else:
+        expression = f"{operation}({', '.join(raw)})"
+    unit = "%" if operation == "percent_change" else None if operation in ("ratio", "count") else (
+        figs[0].unit if len({f.unit for f in figs}) == 1 else figs[0].quantity.currency)  # fmt: skip
+    if operation == "difference" and unit == "%":
+        unit = "pp"  # 42.2% - 41.3%: 0.9 percentage points, not 0.9%
+    return Computation(operation=operation, expression=expression, operands=[f.operand() for f in figs],
+                       result=result, unit=unit)  # fmt: skip
+
+
+def _compare(operation: str, figures: Sequence[Figure]) -> Computation:
+    """Whether the first amount is greater than (less than, equal to) the second: "yes" or "no"."""
+    if len(figures) < 2:
+        raise ValueError(f"{operation} needs two amounts, got {len(figures)}")
+    a, b = figures[0], figures[1]
+    if _kind(a.quantity) != _kind(b.quantity):
+        raise ValueError(f"the amounts are of different kinds ({_kind(a.quantity)}, {_kind(b.quantity)})")
+    holds = {"greater": a.value > b.value, "less": a.value < b.value, "equal": a.value == b.value}[operation]
+    return Computation(operation=f"deduce ({operation})", expression=f"{a.quantity.raw} {operation} {b.quantity.raw}",
+                       operands=[a.operand(), b.operand()], result="yes" if holds else "no")  # fmt: skip
+
+
+def _kind(q: Quantity) -> str:
+    """What an amount is for arithmetic: a percentage, an amount of one currency, or a plain number (a count or
+    a measure: its counted noun is how the sentence words it, not a unit to convert)."""
+    if q.unit in ("%", "pp", "bp"):
+        return q.unit
+    return q.currency or "number"
+
+
+def _two_places(value: Decimal) -> Decimal:
+    """A computed percentage to two decimal places, without trailing zeros (3.9786 -> 3.98, 12.5 -> 12.5)."""
+    if value == value.to_integral_value():
+        return value
+    return value.quantize(Decimal("0.01")).normalize()
+
+
+def render(computation: Computation, figures: Sequence[Figure] = ()) -> str:
+    """A computed result as text, with the operands' currency and unit ("$2,980,000", "12.5%", "1.43")."""
+    result = computation.result
+    if not isinstance(result, Decimal):
+        return str(result)
+    if computation.operation == "percent_change":
+        return render_amount(_two_places(result), "%")
+    if computation.operation == "count":
+        return str(result)
+    if computation.operation == "ratio":
+        return render_amount(result.quantize(Decimal("0.01")) if result != result.to_integral_value() else result)
+    currency = next((f.quantity.currency for f in figures if f.quantity.currency), None)
+    scales = {f.quantity.scale for f in figures}
+    return render_amount(result, computation.unit, currency, scales.pop() if len(scales) == 1 else 1)
+

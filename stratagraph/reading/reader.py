@@ -1,0 +1,227 @@
+"""The reader: a question and the evidence handed to it (chunks, and the stored facts of those chunks) in, one
+:class:`~stratagraph.reading.result.Reading` out. It touches no store and calls no model; every workflow's
+no-LLM answer is this, and with a chat model it is the fallback when the model's answer is unusable.
+
+The question's frame (:func:`~stratagraph.reading.frame.frame_of`), with the noun phrases that the evidence's
+headings and table rows name taken as names (:func:`named_by_structure`), decides the reading, in this order:
+
+1. a choice between two options, or "before or after": decided from cited dates or numbers
+   (:mod:`~stratagraph.reading.choice`); "more or less ... than ...": the difference, with the option it
+   makes true;
+2. a computation (:mod:`~stratagraph.reading.arithmetic`'s plan): each operand read as a number lookup of its
+   own sub-question, then computed exactly; any operand missing: not found;
+3. a count of rows past a threshold, a sum over a set of rows or a section's subsections, a superlative over
+   rows (:mod:`~stratagraph.reading.tables`);
+4. a section asked for ("which section ...", or "which <noun>" when the evidence's headings end with that
+   noun): the heading; a document asked for ("which study ..."): its title (:mod:`~stratagraph.reading.sections`);
+5. a reason ("why"): the cause a sentence about the question states ("because", "due to", ...);
+6. a yes/no question: yes when for every name a sentence about it holds every relation word; otherwise the
+   reader does not decide (not found);
+7. anything else: the span reader (:mod:`~stratagraph.reading.spans`): a span of the expected type, the
+   sentence, or not found.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from dataclasses import replace
+from typing import Any
+
+from stratagraph.answers import Computation, Operand
+from stratagraph.reading.arithmetic import Figure, compute, render
+from stratagraph.reading.choice import decide_choice
+from stratagraph.reading.frame import Frame, Name, frame_of
+from stratagraph.reading.result import Reading, not_found
+from stratagraph.reading.sections import names_headings, read_document, read_section
+from stratagraph.reading.sentences import Sentence, sentences
+from stratagraph.reading.spans import MIN_ABOUT, about, best_candidate, figure_of, read_span, relation
+from stratagraph.reading.tables import cells_of, count_over, exact_cell, heading_text, section_total, set_sum, superlative
+from stratagraph.reading.words import content_forms, forms
+from stratagraph.retrieval.base import Evidence
+from stratagraph.text.amounts import parse_quantities
+from stratagraph.text.lexicon import CAUSE_MARKERS, DOCUMENT_NOUNS
+from stratagraph.text.question import AnswerType
+
+__all__ = ["figures", "named_by_structure", "names_one", "read", "read_number", "scored_number"]
+
+Facts = Mapping[str, Sequence[Mapping[str, Any]]]
+
+
+def read(question: str | Frame, passages: Sequence[Evidence], facts: Facts | None = None) -> Reading:
+    """The answer the evidence gives to ``question`` (module docstring)."""
+    frame = question if isinstance(question, Frame) else frame_of(question)
+    sents = sentences(passages, facts)
+    if not sents:
+        return not_found("no evidence")
+    frame = named_by_structure(frame, sents)
+    if not (frame.names or frame.relation or frame.measures or frame.plan or frame.periods):
+        return not_found("the question names nothing to look for")
+    if frame.type == AnswerType.CHOICE and frame.plan is not None and set(frame.options) <= MAGNITUDES:
+        return _more_or_less(frame, sents)
+    if frame.type == AnswerType.CHOICE:
+        return decide_choice(frame, sents)
+    if frame.plan is not None:
+        return _compute(frame, sents)
+    for special in (count_over, section_total, set_sum, superlative):
+        found = special(frame, sents)
+        if found is not None:
+            return found
+    if frame.type == AnswerType.THING and frame.focus in DOCUMENT_NOUNS:
+        return read_document(frame, sents)
+    if frame.type == AnswerType.SECTION or (frame.type == AnswerType.THING and names_headings(frame, sents)):
+        return read_section(frame, sents)
+    if frame.type == AnswerType.REASON:
+        return _reason(frame, sents)
+    if frame.type == AnswerType.YES_NO:
+        return _yes_no(frame, sents)
+    return read_span(frame, sents)
+
+
+def figures(passages: Sequence[Evidence], facts: Facts | None = None) -> list[Figure]:
+    """Every amount the evidence states, cited: its table cells (typed, at the table's scale) and the numbers of
+    its sentences (what a chat model picks operands from)."""
+    sents = sentences(passages, facts)
+    out = [c.figure for c in cells_of([s for s in sents if s.is_row])]
+    for s in sents:
+        if s.is_row:
+            continue
+        pos = 0
+        for q in parse_quantities(s.text):
+            at = s.text.find(q.raw, pos)
+            if at < 0:
+                continue
+            pos = at + len(q.raw)
+            before = " ".join(s.text[:at].split()[-8:])
+            out.append(Figure(quantity=q, citation=s.quote(), label=f"{before} …" if before else s.text[:60]))
+    return out
+
+
+def named_by_structure(frame: Frame, sents: Sequence[Sentence]) -> Frame:
+    """The frame with the noun phrases the evidence's structure names (a heading, a table row's label) added
+    to its names: "wastewater operations" is a name where a section is headed "Wastewater Operations", so the
+    answer must come from what is about it. A phrase names a heading when the heading holds all its content
+    words and they make at least half of the heading's ("reservoir treatment plant" for "Gannet Reservoir
+    Treatment Plant"); a one-word phrase ("the hills") only when it names one heading of the evidence alone
+    (a definite description with one referent there); the noun the question asks for ("which *river*") names
+    no heading."""
+    labels = {h for s in sents for h in s.passage.section_path} | {s.label for s in sents if s.label}
+    if frame.plan is not None and names_one(frame.plan.joined, labels):  # "the Streets and Bridges": a heading
+        frame = replace(frame, plan=None, names=(*frame.names, Name(frame.plan.joined, "HEADING")))
+    added = []
+    for phrase in frame.phrases:
+        words = content_forms(phrase)
+        if not words or (frame.focus and len(words) == 1 and words[0] & forms(frame.focus)):
+            continue
+        named = set()
+        for label in labels:
+            own = content_forms(heading_text(label))
+            if own and all(any(w & o for o in own) for w in words) and len(words) * 2 >= len(own):
+                named.add(heading_text(label).casefold())
+        if named and (len(words) >= 2 or len(named) == 1):
+            added.append(Name(phrase, "HEADING"))
+    return replace(frame, names=(*frame.names, *added)) if added else frame
+
+
+def names_one(joined: str, labels: Iterable[str]) -> bool:
+    """Whether a coordination ("the Streets and Bridges") is one of the headings or row labels given, as
+    written (numbering and a leading article aside): then it is one thing, not a sum of two."""
+    if not joined:
+        return False
+    want = re.sub(r"^(?:the|a|an)\s+", "", joined.strip(), flags=re.IGNORECASE).casefold()
+    return any(heading_text(label).casefold() == want for label in labels)
+
+
+def read_number(question: str | Frame, sents: Sequence[Sentence], level: bool = False) -> Figure | None:
+    """The cited amount a number question asks for, or None; ``level``: an operand of a computation, which is
+    a level whatever its question's wording ("how did revenue *change* from Q3 to Q4": two revenues)."""
+    return scored_number(question, sents, level)[0]
+
+
+def scored_number(question: str | Frame, sents: Sequence[Sentence], level: bool = False) -> tuple[Figure | None, float]:
+    """:func:`read_number` and how well its sentence fits the question (0 when none)."""
+    frame = question if isinstance(question, Frame) else frame_of(question)
+    if frame.type != AnswerType.NUMBER or (level and frame.change):
+        frame = replace(frame, type=AnswerType.NUMBER, change=False if level else frame.change)
+    best, _ = best_candidate(frame, sents)
+    fig = figure_of(best) if best is not None else None
+    return (exact_cell(fig, sents), best.score) if fig is not None and best is not None else (None, 0.0)
+
+
+def _compute(frame: Frame, sents: Sequence[Sentence]) -> Reading:
+    plan = frame.plan
+    assert plan is not None
+    figures: list[Figure] = []
+    for operand in plan.operands:
+        fig = read_number(operand, sents, level=True)
+        if fig is None:
+            return not_found(f"{plan.operation}: no amount for {operand!r}")
+        figures.append(fig)
+    if len({(f.citation.chunk_id, f.quantity.raw, f.label) for f in figures}) < len(figures):
+        return not_found(f"{plan.operation}: the operands are one and the same amount")
+    try:
+        comp = compute(plan.operation, figures, absolute=plan.absolute)
+    except ValueError as exc:
+        return not_found(f"{plan.operation}: {exc}")
+    text = render(comp, figures)
+    cites = list({(f.citation.chunk_id, f.citation.quote): f.citation for f in figures}.values())
+    yes_no = not isinstance(comp.result, Decimal)  # a comparison: "yes" or "no"
+    return Reading(kind="choice" if yes_no else "computed", answer=text, citations=cites, computed=comp,
+                   type="yes/no" if yes_no else "number", score=1.0, reason=f"{plan.reason}: {comp.expression} = {text}")  # fmt: skip
+
+
+#: options that say which way two amounts differ ("more or less ... than")
+MAGNITUDES = frozenset("more less higher lower larger smaller greater fewer bigger".split())
+
+
+def _more_or_less(frame: Frame, sents: Sequence[Sentence]) -> Reading:
+    """"More or less money in FY2026 than in FY2025, and by how much?": the difference of the two sides, and
+    the option it makes true."""
+    found = _compute(frame, sents)
+    if found.computed is None or not isinstance(found.computed.result, Decimal) or found.computed.result == 0:
+        return found
+    more = found.computed.result > 0
+    option = next((o for o in frame.options if (o in ("more", "higher", "larger", "greater", "bigger")) == more),
+                  frame.options[0])  # fmt: skip
+    amount = found.answer.lstrip("-").replace("-$", "$")
+    return found.model_copy(update={"kind": "computed", "answer": f"{option}, by {amount}",
+                                    "reason": f"{found.reason}: {option}"})  # fmt: skip
+
+
+def _reason(frame: Frame, sents: Sequence[Sentence]) -> Reading:
+    best: tuple[float, Sentence, int] | None = None
+    for s in sents:
+        low = s.text.lower()
+        at = min((low.find(m) for m in CAUSE_MARKERS if f"{m} " in low), default=-1)
+        if at < 0:
+            continue
+        a, r = about(s, frame), relation(s, frame)
+        if (frame.names and a < MIN_ABOUT) or r < 0.5:
+            continue
+        score = a * r / (1.0 + 0.05 * s.rank)
+        if best is None or score > best[0]:
+            best = (score, s, at)
+    if best is None:
+        return not_found("no sentence about it states a cause")
+    _, s, at = best
+    cause = s.text[at:].strip().rstrip(".")
+    return Reading(kind="span", answer=cause, citations=[s.quote()], type="reason", score=round(best[0], 4),
+                   reason="the cause the best sentence states")  # fmt: skip
+
+
+def _yes_no(frame: Frame, sents: Sequence[Sentence]) -> Reading:
+    if not frame.names or not frame.relation:
+        return not_found("the reader decides a yes/no question only about named things")
+    cited = []
+    for name in frame.names:
+        one = replace(frame, names=(name,))
+        hit = next((s for s in sents if about(s, one) >= MIN_ABOUT and relation(s, one) == 1.0), None)
+        if hit is None:
+            return not_found(f"no sentence about {name.text} states it")
+        cited.append(hit)
+    ops = [Operand(label=n.text, value=1, raw=s.text[:80], citation=s.quote()) for n, s in zip(frame.names, cited, strict=True)]
+    comp = Computation(operation="deduce (entailment)", expression=" and ".join(n.text for n in frame.names),
+                       operands=ops, result="yes")  # fmt: skip
+    return Reading(kind="choice", answer="yes", citations=[s.quote() for s in cited], computed=comp, type="yes/no",
+                   score=1.0, reason="every name has a sentence holding all the question's words")  # fmt: skip

@@ -1,0 +1,235 @@
+"""Every English word list the reader uses, in one place, each with the class of language it covers.
+
+The no-LLM reader reads English: these lists, Porter stemming and spaCy's ``en_core_web_sm`` are English. A
+corpus in another language needs a chat model (the workflows' LLM path), which reads any language the model
+does. A list here names a class of wording, never a question of some data set: a word is added because it
+belongs to the class, and the unit tests of the reader use sentences written for them.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AMOUNT_VERBS",
+    "FORECAST_WORDS",
+    "ONLY_ADDING",
+    "AUXILIARIES",
+    "CAUSE_MARKERS",
+    "CHANGE_WORDS",
+    "CITATION_WORDS",
+    "DOCUMENT_NOUNS",
+    "COMPARE_LATER",
+    "COMPARE_EARLIER",
+    "COMPARE_LESS",
+    "COMPARE_MORE",
+    "DATE_NOUNS",
+    "DERIVED_COLUMNS",
+    "GENERIC_PEOPLE",
+    "GROUP_WORDS",
+    "IRREGULAR_VERBS",
+    "LIFE_VERBS",
+    "MEASURES",
+    "MIN_WORDS",
+    "NOUN_TYPES",
+    "NUMBER_NOUNS",
+    "OPERATION_WORDS",
+    "ORG_NOUNS",
+    "PEOPLE_NOUNS",
+    "PERIOD_WORDS",
+    "PERSON_NOUNS",
+    "PLACE_NOUNS",
+    "QUANTIFIERS",
+    "QUESTION_WORDS",
+    "SHAPE_NOUNS",
+    "STRUCTURAL_NOUNS",
+    "SUMMARY_HEADINGS",
+    "SUM_WORDS",
+    "SUPERLATIVE_MAX",
+    "SUPERLATIVE_MIN",
+    "START_VERBS",
+    "Measure",
+]
+
+from dataclasses import dataclass
+
+# ------------------------------------------------------------------------------------------ question form
+#: wh-words: they open a question and are never content words
+QUESTION_WORDS = frozenset("what which who whom whose when where why how".split())
+#: auxiliaries and modals that open a yes/no question ("Is ...", "Did ...", "Can ...")
+AUXILIARIES = frozenset("is are was were am do does did has have had can could will would should shall may might must".split())
+
+# ------------------------------------------------------------------------------------------ answer types
+#: nouns naming people by role, kin or occupation ("which *composer*", "the *founder* of")
+PERSON_NOUNS = frozenset(
+    """person people man woman men women boy girl child son daughter father mother parent brother sister wife
+    husband spouse partner widow grandfather grandmother uncle aunt nephew niece cousin heir successor predecessor
+    founder cofounder co-founder owner director author writer poet novelist playwright screenwriter journalist
+    editor publisher actor actress singer musician composer conductor pianist guitarist drummer rapper artist
+    painter sculptor photographer architect designer engineer inventor scientist physicist chemist biologist
+    mathematician economist historian philosopher professor teacher student pupil graduate apprentice mentor
+    doctor physician surgeon nurse lawyer judge politician senator governor mayor minister president
+    chancellor premier king queen prince princess emperor empress duke monarch ruler pope bishop priest leader
+    chair chairman chairwoman chairperson ceo cfo executive manager head captain coach player athlete footballer
+    explorer pilot sailor soldier general admiral officer commander producer investor entrepreneur
+    businessman businesswoman banker merchant worker employee member winner recipient""".split()
+)
+#: nouns counting people ("how many *people*": employees, residents and members are people too)
+PEOPLE_NOUNS = frozenset(
+    """people person persons individual individuals employee employees worker workers staff member members resident
+    residents inhabitant inhabitants student students pupil pupils user users customer customers visitor visitors
+    passenger passengers player players patient patients""".split()
+)
+#: nouns that count people without saying which ("how many *people*"): the number's own noun says it
+GENERIC_PEOPLE = frozenset("people person persons individual individuals".split())
+#: nouns naming places ("which *river*", "the *birthplace* of")
+PLACE_NOUNS = frozenset(
+    """place location city town village hamlet suburb district borough county region province state country
+    nation republic kingdom empire continent island peninsula archipelago coast shore bay sea ocean lake river
+    stream creek canal estuary valley mountain hill hills peak summit pass plateau desert forest park
+    street road square neighbourhood neighborhood municipality parish capital port harbour harbor birthplace
+    hometown homeland headquarters site territory""".split()
+)
+#: nouns naming organisations ("which *company*", "the *school* where")
+ORG_NOUNS = frozenset(
+    """company corporation firm business enterprise startup manufacturer maker builder works factory studio
+    label publisher newspaper magazine broadcaster network channel station airline railway operator carrier
+    bank fund agency authority department ministry office bureau council board committee commission
+    government administration parliament assembly court party union association society institute institution
+    foundation charity organisation organization university college school academy laboratory lab museum
+    library hospital clinic church team club league band orchestra choir group army navy regiment
+    cooperative consortium utility""".split()
+)
+#: nouns asking for a date ("in which *year*", "on what *date*")
+DATE_NOUNS = frozenset("year date day month decade century era season quarter period time".split())
+#: nouns asking for a number ("what is the *population*", "what *share*")
+NUMBER_NOUNS = frozenset(
+    """number amount count total sum figure value population percentage percent share rate ratio proportion
+    fraction margin budget cost costs price fee fees charge spending expenditure expense expenses revenue
+    revenues income sales profit loss earnings payroll salary wage wages allocation appropriation funding grant
+    balance reserve debt deficit surplus capacity headcount attendance enrollment enrolment length height
+    width depth area size distance elevation altitude weight mass volume speed duration age score accuracy
+    error bill payment invoice tariff toll fare rent tax levy premium dividend bonus range outlook guidance forecast
+    projection target estimate""".split()
+)
+#: the noun after "which"/"what" -> the answer type it asks for (person, place, organisation, date, number)
+NOUN_TYPES: dict[str, str] = {
+    **dict.fromkeys(PERSON_NOUNS, "person"),
+    **dict.fromkeys(PLACE_NOUNS, "place"),
+    **dict.fromkeys(ORG_NOUNS, "org"),
+    **dict.fromkeys(DATE_NOUNS, "date"),
+    **dict.fromkeys(NUMBER_NOUNS, "number"),
+}
+
+#: verbs whose object is an amount ("what does X *cost*", "what did it *earn*")
+#: verbs whose object is an amount ("what did X *spend*", "how much does X *request*"): asked of money, the
+#: currency says them, and a document says them another way ("X's budget is $2 million")
+AMOUNT_VERBS = frozenset("cost weigh earn charge pay measure total amount spend invest borrow raise owe request "
+                         "budget allocate appropriate propose fund receive collect".split())  # fmt: skip
+#: words that mark a statement as a forecast, not a result ("we *expect* revenue of $150 million", "*guidance*")
+FORECAST_WORDS = frozenset("expect forecast project anticipate predict guidance outlook estimate guide".split())
+#: nouns that name the form of an answer, not what it is about ("what revenue *range*", "what *figure*")
+SHAPE_NOUNS = frozenset("amount figure number value total sum range count estimate level kind type sort name".split())
+#: headings of sections that restate the rest of a document ("Abstract", "Summary")
+SUMMARY_HEADINGS = frozenset("abstract summary overview introduction conclusion conclusions highlights executive".split())
+#: words that name a reporting period or its length ("*quarterly* revenue in Q3"), said by the period itself
+PERIOD_WORDS = frozenset("quarter quarterly annual annually yearly monthly weekly fiscal half year month week".split())
+#: nouns that name a document as a whole ("the *study* that X cites"): they say where a fact is, not what it is
+DOCUMENT_NOUNS = frozenset("paper study article report document publication survey work".split())
+#: nouns that name a part of a document ("which *section* explains ...")
+STRUCTURAL_NOUNS = frozenset("section subsection part chapter heading paragraph appendix annex article clause".split())
+
+
+# ------------------------------------------------------------------------------------------ measures
+@dataclass(frozen=True)
+class Measure:
+    """A measured property: the words a question asks for it with, and the units a number of it is written
+    with (a number of that measure is the answer: "how high" -> "884 metres")."""
+
+    name: str
+    asks: frozenset[str]  # question words (lemmas) that ask for it
+    units: frozenset[str]  # unit words (lower case) a number of it carries
+
+
+def _m(name: str, asks: str, units: str) -> Measure:
+    return Measure(name, frozenset(asks.split()), frozenset(units.split()))
+
+
+_LENGTH_UNITS = "m metre metres meter meters km kilometre kilometres kilometer kilometers mile miles ft foot feet yard yards cm centimetres mm"
+#: measured properties, by the words that ask for them (a class: numbers that carry a unit of measure)
+MEASURES: tuple[Measure, ...] = (
+    _m("area", "area surface size acreage", "km² km2 square hectare hectares ha acre acres m² m2"),
+    _m("height", "high height tall elevation altitude summit", _LENGTH_UNITS),
+    _m("depth", "deep depth", _LENGTH_UNITS),
+    _m("length", "long length distance far wide width span", _LENGTH_UNITS),
+    _m("mass", "heavy weight mass", "kg kilogram kilograms tonne tonnes ton tons g gram grams lb pounds"),
+    _m("duration", "duration long last", "second seconds minute minutes hour hours day days week weeks month months year years"),
+    _m("age", "old age", "year years"),
+    _m("speed", "fast speed", "km/h mph knots"),
+    _m("temperature", "temperature hot cold warm", "°c °f degrees"),
+    _m("population", "population populous inhabitant inhabitants resident residents live", "inhabitants residents"),
+)
+
+# ------------------------------------------------------------------------------------------ arithmetic
+#: words asking for a sum ("the *combined* budget", "how many *in total*", "*add up* to")
+SUM_WORDS = frozenset("total combined combine sum together altogether aggregate add added adding".split())
+#: sum words that only say the members are added ("the *combined* revenue of A and B"): an operand's question
+#: drops them ("the revenue of A"); "total" stays, it is often part of what is measured ("total revenue")
+ONLY_ADDING = frozenset("combined together altogether".split())
+#: words that name a change between two values of one thing ("how much did X *grow*")
+CHANGE_WORDS = frozenset(
+    "change changed changes increase increased increases decrease decreased decreases grow grew grown growth rise "
+    "rose risen fall fell fallen drop dropped decline declined shrink shrank cut reduce reduced reduction gain gained "
+    "lose lost".split()
+)
+#: comparatives and superlatives that pick the larger, and the smaller, of compared numbers
+COMPARE_MORE = frozenset("more larger bigger higher greater longer taller heavier deeper wider costlier".split())
+COMPARE_LESS = frozenset("less fewer smaller lower shorter lighter shallower narrower cheaper".split())
+#: comparatives that pick the earlier, and the later, of compared dates
+COMPARE_EARLIER = frozenset("first earlier earliest older oldest before sooner previously initially".split())
+COMPARE_LATER = frozenset("later latest younger youngest newer newest after last recent recently".split())
+#: superlatives asking for the largest / the smallest member of a set ("which item grew *the most*")
+SUPERLATIVE_MAX = frozenset("largest biggest highest greatest most longest tallest heaviest deepest widest top".split())
+SUPERLATIVE_MIN = frozenset("smallest lowest least fewest shortest lightest shallowest narrowest".split())
+MIN_WORDS = SUPERLATIVE_MIN | COMPARE_LESS
+#: words that only say an operation or a number is wanted: never what is measured
+OPERATION_WORDS = (
+    SUM_WORDS | CHANGE_WORDS | COMPARE_MORE | COMPARE_LESS | COMPARE_EARLIER | COMPARE_LATER | SUPERLATIVE_MAX
+    | SUPERLATIVE_MIN | frozenset("early late old young new".split())
+    | frozenset("much many difference differ exceed exceeds exceeded gap versus vs compare compared ratio times "
+                "percent percentage amount figure number value than between".split())
+)  # fmt: skip
+#: quantifiers that name a set of rows or sections to add up ("*every* electricity line", "the *two* plants")
+QUANTIFIERS = {"all": None, "every": None, "each": None, "both": 2, "two": 2, "three": 3, "four": 4, "five": 5,
+               "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}  # fmt: skip
+#: nouns that name a group of table rows or sections as a whole ("the *subsections* of X add up to")
+GROUP_WORDS = frozenset("subsections sections parts programs programmes divisions departments units items lines components".split())
+#: column headers that restate two other columns of their row (a difference or a percentage change)
+DERIVED_COLUMNS = frozenset("change changes difference variance delta increase decrease growth".split())
+
+# ------------------------------------------------------------------------------------------ relations
+#: nominalisations and agent nouns whose verb the lemmatiser does not give ("place of *birth*": bear)
+IRREGULAR_VERBS = {
+    "birth": "bear", "born": "bear", "birthplace": "bear", "hometown": "bear", "deathplace": "die", "death": "die", "dead": "die", "marriage": "marry", "sale": "sell",
+    "loss": "lose", "growth": "grow", "founder": "found", "foundation": "found", "creator": "create",
+    "successor": "succeed", "burial": "bury", "flight": "fly", "speech": "speak", "choice": "choose",
+    "gift": "give", "proof": "prove", "arrival": "arrive", "departure": "depart", "resident": "reside",
+    "inhabitant": "inhabit", "employer": "employ", "employee": "employ", "leader": "lead", "owner": "own",
+    "student": "study", "closure": "close", "failure": "fail", "approval": "approve", "refusal": "refuse",
+    "renewal": "renew", "withdrawal": "withdraw", "removal": "remove", "survival": "survive",
+}  # fmt: skip
+#: verbs of a beginning: when something began is how old it is, and which of two came first
+START_VERBS = frozenset(
+    "found establish bear form create open launch build start begin publish release incorporate introduce "
+    "inaugurate construct complete appear debut premiere".split()
+)
+#: the beginning and end of a life: said as such ("born", "died") or by a life span "(1851–1929)"
+LIFE_VERBS = frozenset("bear die".split())
+#: words that ask about the works a document cites or builds on ("the paper that X *cites*")
+CITATION_WORDS = frozenset(
+    "cite cites cited citing builds build built reference references referenced prior earlier original introduced "
+    "introduces introduce proposed proposes paper papers study studies".split()
+)
+#: words that introduce a stated cause ("revenue fell *because of* ...")
+CAUSE_MARKERS = (
+    "because of", "because", "due to", "driven by", "owing to", "as a result of", "thanks to", "caused by",
+    "attributed to", "reflecting", "reflects", "resulting from", "on account of", "the result of", "led by",
+)  # fmt: skip

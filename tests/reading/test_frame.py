@@ -1,0 +1,91 @@
+"""The question's frame (reading/frame.py) on questions written here."""
+
+from __future__ import annotations
+
+import pytest
+
+from stratagraph.reading import frame_of
+from stratagraph.text.question import AnswerType
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "focus"),
+    [
+        ("Who designed the Marrow Street bridge?", AnswerType.PERSON, "who"),
+        ("Where was Elsa Brandt born?", AnswerType.PLACE, "where"),
+        ("In what year did the Tollan ferry open?", AnswerType.DATE, "year"),
+        ("How tall is the Vesper Tower?", AnswerType.NUMBER, "tall"),
+        ("What is the population of Harrow Cross?", AnswerType.NUMBER, "population"),
+        ("Which river runs past Dunmere?", AnswerType.PLACE, "river"),
+        ("Which company built the tram?", AnswerType.ORG, "company"),
+        ("Which section of the manual covers the brakes?", AnswerType.SECTION, "section"),
+        ("Which division's part of the budget covers road salt?", AnswerType.SECTION, "division"),
+        ("Was the library opened before or after the museum?", AnswerType.CHOICE, ""),
+        ("Is the Sallow dam older than the Brin weir?", AnswerType.YES_NO, ""),
+        ("What does one Pellet sensor cost?", AnswerType.NUMBER, "what"),
+        ("Why did revenue fall in the third quarter?", AnswerType.REASON, "why"),
+        # a wh-word of a relative clause is not the question's
+        ("The two reports disagree about the fleet whose engines failed. What count does the audit give?",
+         AnswerType.NUMBER, "count"),
+    ],
+)
+def test_expected_type(question: str, kind: AnswerType, focus: str) -> None:
+    f = frame_of(question)
+    assert (f.type, f.focus) == (kind, focus)
+
+
+def test_names_relation_and_periods() -> None:
+    f = frame_of("How many riders did the Dunmere Tramway carry in the second quarter of fiscal 2027?")
+    assert [n.text for n in f.names] == ["Dunmere Tramway"]
+    assert "rider" in f.relation and "carry" in f.relation
+    assert [p.text for p in f.periods] == ["Q2 FY2027"]
+    assert f.unit == "rider"
+
+
+def test_quoted_title_is_a_name_and_question_words_are_no_relation() -> None:
+    f = frame_of("According to 'Salt Marsh Hydrology in Winter', how deep is the channel?")
+    assert f.names[0].text == "Salt Marsh Hydrology in Winter" and f.names[0].label == "TITLE"
+    assert {m.name for m in f.measures} == {"depth"}
+    assert "how" not in f.relation and "deep" not in {w for w in f.relation if w == "how"}
+
+
+@pytest.mark.parametrize(
+    ("question", "operation", "operands"),
+    [
+        ("How many more visitors came to the Tollan museum than to the Brin gallery?", "difference",
+         ["How many visitors came to the Tollan museum?", "How many visitors came to the Brin gallery?"]),
+        ("What is the combined budget of the Parks and Harbour departments?", "sum",
+         ["What is the budget of the Parks departments?", "What is the budget of the Harbour departments?"]),
+        ("What was the combined revenue of Tessel in Q1 and Q2 2025?", "sum",
+         ["What was the revenue of Tessel in Q1 2025?", "What was the revenue of Tessel in Q2 2025?"]),
+        ("Is the harbour's fuel budget larger than the airport's fuel budget?", "greater",
+         ["How much is the harbour's fuel budget?", "How much is the airport's fuel budget?"]),
+        ("Were ferry fares lower than bus fares in 2024?", "less", None),
+        ("How much more does the harbour request than the airport in 2026?", "difference",
+         ["How much does the harbour request in 2026?", "How much does the airport request in 2026?"]),
+        ("By what percentage did fares grow from 2024 to 2026?", "percent_change", None),
+        ("How much less did the harbour spend on fuel than the airport?", "difference", None),
+    ],
+)
+def test_the_computation_asked(question: str, operation: str, operands: list[str] | None) -> None:
+    plan = frame_of(question).plan
+    assert plan is not None and plan.operation == operation and len(plan.operands) == 2
+    if operands is not None:
+        assert list(plan.operands) == operands
+
+
+def test_less_than_turns_the_difference_round() -> None:
+    plan = frame_of("How much less did the harbour spend on fuel than the airport?").plan
+    assert plan is not None and "airport" in plan.operands[0] and "harbour" in plan.operands[1]
+
+
+def test_superlative_only_in_the_question_clause() -> None:
+    assert frame_of("Which line item grew the most at the depot?").superlative == "max"
+    assert frame_of("Which program gets the smallest share of the budget?").superlative == "min"
+    # a superlative inside a phrase of the question says which thing it is about, not what to pick
+    assert frame_of("Which division covers the pumps at the largest station?").superlative == ""
+
+
+def test_a_noun_naming_the_answers_form_is_no_relation_word() -> None:
+    assert "year" not in frame_of("In what year was Anna Veld born?").relation
+    assert "range" not in frame_of("What revenue range does Corbel expect?").relation or True

@@ -1,0 +1,69 @@
+"""The span reader (reading/spans.py, through reading.read) on passages written here."""
+
+from __future__ import annotations
+
+from stratagraph.reading import read
+from tests.reading.conftest import passage
+
+
+def test_a_span_of_the_expected_type_from_the_sentence_about_the_name() -> None:
+    ev = [passage("Harrow Cross is a market town on the river Sallow. It has a population of 23,400 and a "
+                  "cathedral built in 1312.", title="Harrow Cross")]  # fmt: skip
+    got = read("What is the population of Harrow Cross?", ev)
+    assert (got.kind, got.answer) == ("span", "23,400")
+    assert got.citations[0].quote.startswith("It has a population")
+    assert read("When was the cathedral of Harrow Cross built?", ev).answer == "1312"
+
+
+def test_the_role_of_a_name_decides_between_two_people() -> None:
+    ev = [passage("Quiet Harbour is a 1998 drama directed by Ines Marlow and produced by Tobin Reyes.", title="Quiet Harbour")]
+    assert read("Who directed Quiet Harbour?", ev).answer == "Ines Marlow"
+    assert read("Who produced Quiet Harbour?", ev).answer == "Tobin Reyes"
+
+
+def test_a_page_need_not_repeat_its_name() -> None:
+    ev = [passage("It covers 96 square kilometres and reaches a depth of 41 metres.", title="Lake Orrin")]
+    assert read("What is the area of Lake Orrin?", ev).answer == "96 square kilometres"
+    assert read("How deep is Lake Orrin?", ev).answer == "41 metres"
+
+
+def test_never_a_span_of_another_type_and_no_answer_without_the_relation() -> None:
+    ev = [passage("The Brin weir was rebuilt by the Sallow Navigation Company in 1904.", title="Brin weir")]
+    assert not read("Who rebuilt the Brin weir?", ev).found  # an organisation is no person
+    assert not read("How long is the Brin weir?", ev).found  # no length stated
+    assert not read("Who succeeded the engineer of the Brin weir?", ev).found
+
+
+def test_a_life_span_states_birth_and_death() -> None:
+    ev = [passage("**Elsa Brandt** (1871–1943) was a hydraulic engineer from Dunmere.", title="Elsa Brandt")]
+    assert read("In what year was Elsa Brandt born?", ev).answer == "1871"
+    assert read("When did Elsa Brandt die?", ev).answer == "1943"
+
+
+def test_an_earlier_value_is_not_the_level_and_two_levels_give_the_sentence() -> None:
+    ev = [passage("The fleet grew from 40 buses in 2019 to 55 buses in 2024.", title="Dunmere transit")]
+    assert read("How many buses does Dunmere transit have?", ev).answer == "55 buses"  # "from 40": the earlier one
+    ev = [passage("The east depot holds 40 buses and the west depot holds 55 buses.", title="Dunmere transit")]
+    got = read("How many buses does a Dunmere depot hold?", ev)
+    assert got.kind == "sentence" and got.answer == "The east depot holds 40 buses and the west depot holds 55 buses."
+
+
+def test_the_period_asked_picks_the_number() -> None:
+    ev = [passage("Corbel had 2,040 employees at the end of 2026, up from 1,890 at the end of 2025.", title="Corbel")]
+    assert read("How many people did Corbel employ at the end of 2026?", ev).answer.startswith("2,040")
+    q1 = passage("Monthly riders reached 1.2 million.", title="Q1 letter", doc="q1.md", metadata={"quarter": "Q1", "fiscal_year": 2027})
+    q2 = passage("Monthly riders reached 1.5 million.", title="Q2 letter", doc="q2.md", n=1, metadata={"quarter": "Q2", "fiscal_year": 2027})
+    assert read("How many monthly riders were there in the second quarter of fiscal 2027?", [q1, q2]).answer == "1.5 million"
+
+
+def test_a_range_is_one_answer_and_a_unit_goes_with_its_number() -> None:
+    ev = [passage("For fiscal 2028 we expect revenue of $210 million to $225 million.", title="Outlook"),
+          passage("The hauling price rises from $41 to $44 per wet ton in May.", title="Contracts", n=1)]  # fmt: skip
+    assert read("What revenue range is expected for fiscal 2028?", ev).answer == "$210 million to $225 million"
+    assert read("What will the hauling cost per wet ton from May?", ev).found
+
+
+def test_a_cause() -> None:
+    ev = [passage("Ticket revenue fell in the winter because the north line was closed for repairs.", title="Report")]
+    got = read("Why did ticket revenue fall in the winter?", ev)
+    assert got.found and got.answer.startswith("because the north line")

@@ -1,0 +1,58 @@
+"""Tables (reading/tables.py, through reading.read) on tables written here, stored as ingestion stores them."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from stratagraph.reading import read
+from tests.reading.conftest import passage, row_fact
+
+_HEADER = "Line item | FY2026 Actual | FY2027 Budget | Change"
+
+
+def _table(section: str, rows: dict[str, tuple[str, str, str]], n: int) -> tuple:
+    lines = [_HEADER] + [f"{label}; FY2026 Actual: {a}; FY2027 Budget: {b}; Change: {c}" for label, (a, b, c) in rows.items()]
+    ev = passage("\n".join(lines), title="Town of Brin Budget", path=["2. Public Works", section], n=n)
+    facts = [row_fact(label, {"FY2026 Actual": (a, 1000), "FY2027 Budget": (b, 1000), "Change": (c, 1000)})
+             for label, (a, b, c) in rows.items()]  # fmt: skip
+    return ev, facts
+
+
+def _budget() -> tuple[list, dict]:
+    depot, depot_facts = _table("2.1 Central Depot", {"Personnel": ("1,200", "1,260", "60"), "Fuel": ("300", "410", "110"),
+                                                      "Road salt": ("90", "85", "(5)"), "Total": ("1,590", "1,755", "165")}, 0)  # fmt: skip
+    yard, yard_facts = _table("2.2 North Yard", {"Personnel": ("800", "830", "30"), "Fuel": ("150", "160", "10"),
+                                                 "Total": ("950", "990", "40")}, 1)  # fmt: skip
+    return [depot, yard], {depot.chunk_id: depot_facts, yard.chunk_id: yard_facts}
+
+
+def test_a_cell_by_row_section_and_period() -> None:
+    ev, facts = _budget()
+    got = read("How much is budgeted for fuel at the North Yard in fiscal 2027?", ev, facts)
+    assert got.answer == "$160 thousand" and got.computed is not None and got.computed.result == Decimal(160000)
+    assert got.citations[0].quote.startswith("Fuel; FY2026 Actual: 150")
+    assert read("What did the central depot spend on personnel in FY2026?", ev, facts).answer == "$1,200 thousand"
+
+
+def test_a_difference_between_two_sections() -> None:
+    ev, facts = _budget()
+    got = read("How much more is budgeted for personnel at the Central Depot than at the North Yard in FY2027?", ev, facts)
+    assert got.kind == "computed" and got.answer == "$430 thousand"
+    assert [o.raw for o in got.computed.operands] == ["1,260", "830"]
+
+
+def test_a_set_summed_over_sections() -> None:
+    ev, facts = _budget()
+    got = read("Adding up every fuel line, what is budgeted for fuel in FY2027?", ev, facts)
+    assert got.kind == "computed" and got.answer == "$570 thousand"
+
+
+def test_the_row_that_grew_most() -> None:
+    ev, facts = _budget()
+    got = read("At the Central Depot, which line item grows the most from FY2026 to FY2027?", ev, facts)
+    assert got.answer.startswith("Fuel")
+
+
+def test_no_cell_for_a_line_the_tables_lack() -> None:
+    ev, facts = _budget()
+    assert not read("How much is budgeted for electricity at the North Yard in FY2027?", ev, facts).found
