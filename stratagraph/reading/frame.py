@@ -138,7 +138,9 @@ def frame_of(question: str) -> Frame:
             nouns.add(lemma)
     if periods:  # "quarterly revenue in Q3": the period says it
         relation = [w for w in relation if w not in PERIOD_WORDS]
-    if what.focus in SHAPE_NOUNS or (what.type == AnswerType.DATE and what.focus in DATE_NOUNS):
+    if what.focus in SHAPE_NOUNS or (what.type == AnswerType.DATE and what.focus in DATE_NOUNS) or (
+        what.type == AnswerType.PERSON and what.focus in GENERIC_PEOPLE
+    ):  # "which *man* founded": the answer's kind
         relation = [w for w in relation if w != what.focus]  # "in what *year*": the answer's kind, not its topic
     words = {t.lower_ for t in doc} | {t.lemma_.lower() for t in doc}
     lemmas = {t.lemma_.lower() for t in doc if t.pos_ != "ADJ" or t.lemma_.lower() != "last"}

@@ -33,6 +33,8 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from stratagraph.answers import Computation
@@ -243,6 +245,12 @@ def _number_fit(q: Quantity, sentence: Sentence, end: int, frame: Frame) -> floa
     return 0.8
 
 
+@lru_cache(maxsize=1024)
+def _given(question: str) -> frozenset[Decimal]:
+    """The amounts a question states itself (scaled values)."""
+    return frozenset(q.value for q in parse_quantities(question))
+
+
 def candidates(sentence: Sentence, frame: Frame) -> list[Candidate]:
     """The spans of a prose sentence that may answer the frame (module docstring, rule 3)."""
     if sentence.parse is None:
@@ -251,11 +259,14 @@ def candidates(sentence: Sentence, frame: Frame) -> list[Candidate]:
     out: list[Candidate] = []
     if frame.type == AnswerType.NUMBER:
         base, pos = sentence.start, 0
+        given = _given(frame.question)
         for q in parse_quantities(sentence.text):
             at = sentence.text.find(q.raw, pos)
             if at < 0 or _CITATION_MARK.match(q.raw.strip()):
                 continue
             pos = at + len(q.raw)
+            if q.value in given:
+                continue  # "a household using 5,000 gallons": the question's own number is no answer
             start, end = base + at, base + at + len(q.raw)
             fit = _number_fit(q, sentence, end, frame) * _change_factor(sentence, start, frame)
             out.append(Candidate(start, end, "NUMBER", fit, _head_at(sentence, start, end), q))
@@ -656,15 +667,19 @@ def _row_weight(row: Sentence, frame: Frame) -> float:
     return ROW_PREFERENCE * (UNNAMED_TOTAL if named else UNNAMED_ROW)
 
 
+#: the share of the question's nouns (by weight) a table row may leave out (ours)
+SLOT_SLACK = 0.25
+
+
 def _misses_a_slot(row: Sentence, frame: Frame, weights: dict[str, float]) -> bool:
     """Whether a table row leaves out the nouns the question asks about: a row is its label, its columns and
     its section, and a question's nouns say which ("personnel at the reservoir plant"); one in four may be
-    said another way ("plant" for "facility"). A noun the evidence holds nowhere, or one that names the
-    answer's form, is no slot."""
+    said another way ("plant" for "facility"), by weight (:func:`specificity`): the row may miss a quarter of
+    the nouns' weight. A noun the evidence holds nowhere, or one that names the answer's form, is no slot."""
     held = row.forms | row.context
     slots = [w for w in frame.relation if w in frame.nouns and weights.get(w, 0.0) > 0 and w not in SHAPE_NOUNS]
-    missing = sum(1 for w in slots if not (forms(w) & held))
-    return missing > len(slots) // 4
+    missing = sum(weights[w] for w in slots if not (forms(w) & held))
+    return missing > SLOT_SLACK * sum(weights[w] for w in slots)
 
 
 def figure_of(best: _Best) -> Figure | None:

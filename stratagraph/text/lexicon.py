@@ -79,7 +79,7 @@ PEOPLE_NOUNS = frozenset(
     passenger passengers player players patient patients""".split()
 )
 #: nouns that count people without saying which ("how many *people*"): the number's own noun says it
-GENERIC_PEOPLE = frozenset("people person persons individual individuals".split())
+GENERIC_PEOPLE = frozenset("people person persons individual individuals man men woman women".split())
 #: nouns naming places ("which *river*", "the *birthplace* of")
 PLACE_NOUNS = frozenset(
     """place location city town village hamlet suburb district borough county region province state country
@@ -108,7 +108,7 @@ NUMBER_NOUNS = frozenset(
     balance reserve debt deficit surplus capacity headcount attendance enrollment enrolment length height
     width depth area size distance elevation altitude weight mass volume speed duration age score accuracy
     error bill payment invoice tariff toll fare rent tax levy premium dividend bonus range outlook guidance forecast
-    projection target estimate""".split()
+    projection target estimate f1 mae rmse mse auc precision recall median mean average""".split()
 )
 #: the noun after "which"/"what" -> the answer type it asks for (person, place, organisation, date, number)
 NOUN_TYPES: dict[str, str] = {
@@ -119,7 +119,6 @@ NOUN_TYPES: dict[str, str] = {
     **dict.fromkeys(NUMBER_NOUNS, "number"),
 }
 
-#: verbs whose object is an amount ("what does X *cost*", "what did it *earn*")
 #: verbs whose object is an amount ("what did X *spend*", "how much does X *request*"): asked of money, the
 #: currency says them, and a document says them another way ("X's budget is $2 million")
 AMOUNT_VERBS = frozenset("cost weigh earn charge pay measure total amount spend invest borrow raise owe request "

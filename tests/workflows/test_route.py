@@ -20,11 +20,11 @@ ROUTES: dict[str, tuple[str, str | None]] = {
     "Which section describes the regional dispatch agreement with Harlow County?": ("bag", "Police Department"),
     "What share of the variance in mean nighttime temperature did impervious surface explain in the sensor "
     "network study that the cool roof paper cites?": ("lesegr", "61%"),
-    "What was Northwind Robotics' revenue in the third quarter of 2024?": ("hybrid", "$151.9 million"),
-    "How many robots did Northwind Robotics ship in the second quarter of 2024?": ("hybrid", "1,150 robots"),
-    "How much is budgeted for the dispatch agreement with the county that operates the regional P25 network?": ("tqr", "$820 thousand"),
-    "Who is the mayor of the city whose council adopted the budget on June 11, 2024?": ("tqr", None),
-    "Who painted the ceiling of the Sistine Chapel?": ("tqr", None),
+    "What was Northwind Robotics' revenue in the third quarter of 2024?": ("kag", "$151.9 million"),
+    "How many robots did Northwind Robotics ship in the second quarter of 2024?": ("kag", "1,150 robots"),
+    "How much is budgeted for the dispatch agreement with the county that operates the regional P25 network?": ("kag", "$820 thousand"),
+    "Who is the mayor of the city whose council adopted the budget on June 11, 2024?": ("kag", None),
+    "Who painted the ceiling of the Sistine Chapel?": ("kag", None),
 }
 
 
@@ -59,4 +59,4 @@ def test_a_store_without_sections_citations_or_quarters_is_never_routed_to_their
         citation = chat.ask("Which paper does the ferry report cite for its passenger counts?")
         director = chat.ask("Who is the director of the Marlow Bay Transit Authority?")
     assert not _route(hierarchy).startswith("bag") and not _route(citation).startswith("lesegr")
-    assert director.answer == "Ines Calder" and director.strategy in ("auto:hybrid", "auto:tqr")
+    assert director.answer == "Ines Calder" and director.strategy == "auto:kag"
