@@ -248,12 +248,13 @@ class Step:
         return self.call("chunk_facts", lambda **a: chunk_facts(self.ctx, a["chunks"]),
                          summary=lambda r: f"{sum(len(v) for v in r.values())} facts of {len(r)} chunks", chunks=chunks)  # fmt: skip
 
-    def read(self, evidence: Sequence[Evidence], question: Any = None) -> Reading:
+    def read(self, evidence: Sequence[Evidence], question: Any = None, *, hop: bool = False) -> Reading:
         """The reader's answer to ``question`` (default the step's question; a string or a frame) from the
-        evidence and its chunks' stored facts (:func:`stratagraph.reading.read`)."""
+        evidence and its chunks' stored facts (:func:`stratagraph.reading.read`); ``hop``: a chain's hop."""
         from stratagraph.reading import read
 
-        return read(question if question is not None else self.question, evidence, self.facts(evidence) if evidence else {})
+        q = question if question is not None else self.question
+        return read(q, evidence, self.facts(evidence) if evidence else {}, hop=hop)
 
     def ask_text(self, messages: Sequence[BaseMessage], what: str) -> str | None:
         """The chat model's plain reply, or None without a chat model (or when the reply was cut off)."""

@@ -107,7 +107,9 @@ def honest(subs: Sequence[SubQuery], question: str) -> tuple[list[SubQuery], str
     for i, sub in enumerate(subs):
         if not needed_later(subs, i):
             continue
-        kind = asked(sub.text).type
+        phrase = reference_phrase(sub)
+        inner = asked(phrase + "?").type if re.match(r"(?i)(?:how|what|which|who|when|where)\b", phrase) else None
+        kind = inner or asked(sub.text).type  # "What is How many hours of audio?": the phrase asks a number
         if kind not in ENTITY_TYPES:
             return [SubQuery(text=question)], f"{sub.text!r} asks for a {kind.value}, not an entity: asked whole"
     return list(subs), ""

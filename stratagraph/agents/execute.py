@@ -41,7 +41,7 @@ from stratagraph.reading.arithmetic import Figure, compute, render
 from stratagraph.reading.choice import choose, option_figure
 from stratagraph.reading.reader import named_by_structure, scored_number
 from stratagraph.reading.sentences import sentences
-from stratagraph.reading.tables import column_figures, exact_cell, rounded
+from stratagraph.reading.tables import column_figures, exact_cell, one_row, rounded
 from stratagraph.retrieval.base import Evidence, metadata_matches
 
 __all__ = ["execute"]
@@ -50,6 +50,7 @@ FACTS_K = 10  # facts search_facts returns for a step
 ENTITY_K = 8  # facts and passages expand_entity returns per entity
 STRONG = 0.8  # a graph result the reader fits at least this well stands without hybrid retrieval (ours)
 SET_FACTS = 5  # a question about a set ("every", "all", "the two") reads this many times more facts
+MAX_SECTIONS = 60  # sections of one document a set with nothing to narrow it reads
 
 
 # ------------------------------------------------------------------------------------------ the node
@@ -87,7 +88,8 @@ def _graph_evidence(step: Step, lf: LogicalForm, query: str, bindings: Mapping[s
     """Alg. 2's GraphRetrieval: the chunks supporting the facts nearest the sub-question, and the chunks around
     the entities it reads."""
     out: dict[str, Evidence] = {}
-    many = frame_of(query).quantifier is not None or lf.target == "set"
+    asked = frame_of(query)
+    many = asked.quantifier is not None or bool(asked.superlative) or lf.target == "set"
     k = FACTS_K * (SET_FACTS if many else 1)  # "every X line", a superlative's set: all the rows
     _, docs = step.tool("search_facts", query=query, k=k, **({"filters": step.filters} if step.filters else {}))
     names = [bindings[v].text for v in lf.needs() if v in bindings and bindings[v].found and bindings[v].kind == "text"]
@@ -134,7 +136,7 @@ def _read(step: Step, lf: LogicalForm, evidence: Sequence[Evidence], query: str,
         return Binding(**{**base.__dict__, "kind": "set" if lf.target == "set" else "number", "found": True,
                           "text": text, "type": "number", "answer_kind": "span", "figures": figs, "score": score,
                           "citations": list({(f.citation.chunk_id, f.citation.quote): f.citation for f in figs}.values())})  # fmt: skip
-    reading = read(query, evidence, facts)
+    reading = read(query, evidence, facts, hop=lf.target == "text")
     if not reading.found:
         return Binding(**{**base.__dict__, "kind": lf.target if lf.target == "text" else "answer", "note": reading.reason})
     if lf.target == "text" and not (reading.kind == "span" and reading.type in {t.value for t in ENTITY_TYPES}):
@@ -154,6 +156,24 @@ def _section_passages(step: Step, fig: Figure, evidence: Sequence[Evidence]) -> 
     _, docs = step.tool("browse_sections", node_id=home.section_id, show_text=True)
     more = [ev for d in docs or [] if (ev := Evidence.from_document(d)) is not None]
     return [*evidence, *(e for e in more if e.chunk_id not in {x.chunk_id for x in evidence})]
+
+
+def _whole_document(step: Step, evidence: Sequence[Evidence]) -> list[Evidence]:
+    """A set nothing in the question narrows ("the largest amount in the budget"): the passages of every
+    section of the document the evidence ranks first (``browse_sections``, at most :data:`MAX_SECTIONS`), so
+    its sort or count runs over all the document's tables, not the ones the search happened to find."""
+    from stratagraph.tools.sections import structure_index
+
+    doc = evidence[0].doc_id
+    index = structure_index(step.ctx)
+    out = {e.chunk_id: e for e in evidence}
+    for sid in [s for s, n in index.sections.items() if n.props.get("doc_id") == doc][:MAX_SECTIONS]:
+        _, docs = step.tool("browse_sections", node_id=sid, show_text=True)
+        for d in docs or []:
+            ev = Evidence.from_document(d)
+            if ev is not None and ev.chunk_id not in out and metadata_matches(ev.metadata, step.filters):
+                out[ev.chunk_id] = ev
+    return list(out.values())
 
 
 def _by_model(step: Step, lf: LogicalForm, evidence: Sequence[Evidence], query: str, state: Mapping[str, Any]) -> Binding | None:
@@ -189,6 +209,8 @@ def _retrieval(step: Step, lf: LogicalForm, bindings: Mapping[str, Binding], sta
     source = "graph"
     if not lf.broad:
         evidence = _graph_evidence(step, lf, query, bindings)
+        if lf.target == "set" and evidence and not frame_of(query).names:
+            evidence = _whole_document(step, evidence)
         binding = _answer(step, lf, evidence, query, state)
     if binding is None or not binding.found or binding.score < STRONG:  # Alg. 2: empty or weak, hybrid
         source = "hybrid"
@@ -236,6 +258,8 @@ def _math(step: Step, lf: LogicalForm, bindings: Mapping[str, Binding], state: M
     figs = _figures(got)
     if lf.operation == "count" and lf.constraints:
         figs = [f for f in figs if _keeps(f, lf.constraints)]
+    elif len(got) == 2 and len(figs) == 2:
+        figs = _one_row(step, got, figs, state)
     if len({(f.citation.chunk_id, f.quantity.raw, f.label) for f in figs}) < len(figs):
         return Binding(var=lf.var, kind="computed", note="the operands are one and the same amount", source="code"), []
     try:
@@ -243,6 +267,19 @@ def _math(step: Step, lf: LogicalForm, bindings: Mapping[str, Binding], state: M
     except ValueError as exc:
         return Binding(var=lf.var, kind="computed", note=str(exc), source="code"), []
     return _computed(lf, comp, render(comp, figs), figs), []
+
+
+def _one_row(step: Step, got: Sequence[Binding], figs: list[Figure], state: Mapping[str, Any]) -> list[Figure]:
+    """Two operands of one line item in two periods read from one table row
+    (:func:`stratagraph.reading.tables.one_row`), over the evidence their steps read."""
+    evidence = [e for e in state.get("evidence") or [] if e.chunk_id in {f.citation.chunk_id for f in figs}]
+    if not evidence:
+        return figs
+    out = one_row(figs, [frame_of(b.question) for b in got], sentences(evidence, step.facts(evidence)))
+    for b, old, new in zip(got, figs, out, strict=True):
+        if new is not old:
+            step.decide(f"{b.var} from {new.row!r}'s row: {new.quantity.raw} ({new.column})")
+    return out
 
 
 def _keeps(fig: Figure, constraints: Mapping[str, str]) -> bool:
@@ -270,8 +307,8 @@ def _sort(step: Step, lf: LogicalForm, bindings: Mapping[str, Binding], state: M
     comp = Computation(operation=f"sort ({lf.operation})", expression=f"{lf.operation}(" + ", ".join(
         f"{f.row or f.label}: {f.quantity.raw}" for f in figs) + ")", operands=[f.operand() for f in figs],
         result=labels)  # fmt: skip
-    if lf.output == "value":
-        return _computed(lf, comp, "; ".join(f.text() for f in ranked), ranked), []
+    if lf.output == "value":  # the amount, and what it is the amount of
+        return _computed(lf, comp, "; ".join(f"{f.text()} ({f.label.rsplit(' | ', 1)[0]})" for f in ranked), ranked), []
     bound = _computed(lf, comp, labels, ranked)
     bound.answer_kind, bound.type = "choice", "thing"
     return bound, []

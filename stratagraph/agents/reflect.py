@@ -6,8 +6,9 @@ then query_cur <- SupplyQuery(query, memory)``, and another round of planning an
 :class:`KagJudgement`). Without one, or without a usable reply, the question is answered when the ``Output``
 variable is bound to a found value: computed in code (every operand found and cited), a choice decided in
 code, or a reading the reader accepted (a span of the type the question asks for, in a sentence or row
-about its names, or that sentence; a heading). Nothing else counts: a memory that merely mentions the
-question's words is no answer.
+about its names, or that sentence; a heading), and the output's type is the one the *question* asks for
+(a plan's last step may ask something else: "which section ..." is not answered by a place). Nothing
+else counts: a memory that merely mentions the question's words is no answer.
 
 ``reflect``: with a chat model, the model writes the supplementary question (prompt ``kag_reflect``,
 structured :class:`KagSupplement`); a reply that repeats a question already asked falls back to the rule.
@@ -47,14 +48,35 @@ class KagSupplement(BaseModel):
     question: str = Field(description="one question whose answer supplies what is still missing")
 
 
-def _rule_judgement(out: Binding | None) -> tuple[bool, str]:
+def _rule_judgement(out: Binding | None, question: str) -> tuple[bool, str]:
     if out is None:
         return False, "the output is not bound"
     if not out.found:
         return False, f"the output is not found ({out.note})"
+    misfit = _misfit(out, question)
+    if misfit:
+        return False, misfit
     if out.answer_kind in ("computed", "choice") and out.source == "code":
         return True, f"computed in code: {out.text}"
     return True, f"{out.answer_kind} {out.text!r} of the type asked, read from evidence about the question ({out.source})"
+
+
+def _misfit(out: Binding, question: str) -> str:
+    """Why the output is not of the type the question asks for ("" when it is): a section question takes a
+    heading, a number question a number, a person, place, organisation or date question a span of that type
+    (or the sentence that states it); a plan's last step may have asked something else."""
+    from stratagraph.reading import frame_of
+    from stratagraph.text.question import AnswerType
+
+    want = frame_of(question).type
+    if out.source == "model" or out.answer_kind == "sentence" or want in (AnswerType.THING, AnswerType.REASON, AnswerType.CHOICE, AnswerType.YES_NO):
+        return ""
+    if want == AnswerType.SECTION:
+        return "" if out.answer_kind == "section" else f"a {out.answer_kind} {out.text!r} is no section"
+    got = "number" if out.answer_kind == "computed" or out.type == "number" else out.type
+    if got != want.value:
+        return f"the output {out.text!r} is a {got or out.answer_kind}, the question asks for a {want.value}"
+    return ""
 
 
 @agent_node("judge")
@@ -71,7 +93,7 @@ def judge(state: dict, step: Step) -> dict:
             answered = reply.answered
             step.decide("the model judges the question " + ("answered" if answered else f"not answered: {reply.missing}"))
     if answered is None:
-        answered, why = _rule_judgement(out)
+        answered, why = _rule_judgement(out, step.question)
         step.decide(("answered: " if answered else "not answered: ") + why)
     rounds = step.svc.settings.kag_max_rounds
     more = not answered and int(state.get("round") or 1) < rounds

@@ -14,7 +14,8 @@ one (and when the model's reply is unusable), rules over the last turns (:func:`
 * "compare that with X" / "how does that compare to X": the last question asked again for X (its period or
   subject swapped); the answer compares the two answers (a difference when both are numbers);
 * pronouns ("it", "its", "they", "their", "that", "this", "he", "she", "his", "her"...) stand for the last
-  turn's subject;
+  turn's subject, unless the message names something before the pronoun for it to stand for ("what is the
+  largest amount ..., and which item is it for");
 * anything else is already a question on its own.
 
 The trace records the rewritten question (and the rule that made it).
@@ -167,7 +168,7 @@ def rewrite_by_rules(message: str, turns: Sequence[Turn]) -> tuple[str, str, lis
         return f"{last.question.rstrip('?')} for {part}?", rule + "ellipsis", [], []
     subject = last.subject or subject_of(last.question)
     pronoun = _PRONOUNS.search(msg)
-    if subject and pronoun and (pronoun.group(1).lower() in _POSSESSIVE or not subject_of(msg)):
+    if subject and pronoun and (pronoun.group(1).lower() in _POSSESSIVE or not (subject_of(msg) or _antecedent(msg, pronoun.start()))):
         return _resolve_pronouns(msg, subject), rule + f"pronoun: {subject}", [], []
     return msg, (rule + "already standalone") if rule else "already standalone", [], []
 
@@ -186,6 +187,17 @@ def _swap(last: Turn, part: str) -> str | None:
             part = re.sub(r"^(?:the|a|an)\s+", "", part, flags=re.IGNORECASE)
         return last.question.replace(subject, part, 1)
     return None
+
+
+def _antecedent(text: str, at: int) -> bool:
+    """Whether the message itself names what a pronoun at ``at`` stands for: a noun phrase before it that is not
+    the question's own wh-phrase ("what is *the largest amount* in the budget, and which item is *it* for")."""
+    from stratagraph.text.nlp import load_nlp
+
+    for chunk in load_nlp()(text[:at]).noun_chunks:
+        if chunk.root.pos_ in ("NOUN", "PROPN") and not any(t.tag_ in ("WDT", "WP", "WRB") for t in chunk):
+            return True
+    return False
 
 
 def _resolve_pronouns(text: str, subject: str) -> str:

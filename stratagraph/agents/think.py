@@ -262,7 +262,7 @@ def _bind_last(step: Step, subs: Sequence[SubQuery], turns: list[Turn], bound: d
     if i is None or last.binding is not None or not needed_later(subs, i):
         return
     asked = last.queries[0] if last.queries else bind(subs[i], bound, subs)
-    reading = step.read(last.evidence, asked)
+    reading = step.read(last.evidence, asked, hop=True)
     var = subs[i].target
     if reading.kind == "span" and reading.type in {t.value for t in ENTITY_TYPES}:  # a typed binding: an entity
         bound[var] = reading.answer

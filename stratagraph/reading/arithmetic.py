@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from stratagraph.answers import Citation, Computation, Operand
 from stratagraph.text.amounts import Quantity, parse_quantities, render_amount
-from stratagraph.text.lexicon import CHANGE_WORDS, COMPARE_LESS, COMPARE_MORE, ONLY_ADDING, SUM_WORDS
+from stratagraph.text.lexicon import CHANGE_WORDS, COMPARE_LESS, COMPARE_MORE, NUMBER_NOUNS, ONLY_ADDING, SUM_WORDS
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -47,6 +47,9 @@ _PCT = re.compile(
     r"\bwhat (?:percent|percentage) (?:did|does|was|is|has)\b.*\b(?:increase|decrease|grow|rise|fall|decline|drop|change)",
     re.IGNORECASE,
 )
+_PCT_WORDS = re.compile(r"\bby what (?:percentage|percent)\b|\bwhat (?:percentage|percent)\b", re.IGNORECASE)
+_PCT_PHRASE = re.compile(r"\b(?:the )?(?:percentage|percent) (?:change|increase|decrease|growth|rise|decline|drop|fall) "
+                         r"(?:in|of)\s+", re.IGNORECASE)
 _HOW_CHANGE = re.compile(r"\bhow (?:much |many \w+ )?(?:did|does|do|has|have|had|will|would|is|was)\b", re.IGNORECASE)
 _RATIO = re.compile(r"\bratio of\b|\bhow many times\b", re.IGNORECASE)
 _DIFF = re.compile(
@@ -154,7 +157,9 @@ def _plan(doc: Doc) -> Plan | None:
     if _DIFF.search(q):
         sides = than(doc) if "than" in words else None
         if sides:
-            less = any(t.lower_ in COMPARE_LESS for t in doc[: next(t.i for t in doc if t.lower_ == "than")])
+            at = next(t.i for t in doc if t.lower_ == "than")
+            less = any(t.lower_ in COMPARE_LESS and "or" not in (doc[t.i - 1].lower_, doc[min(t.i + 1, len(doc) - 1)].lower_)
+                       for t in doc[:at])  # "more or less ... than" asks which way, not "less"  # fmt: skip
             return Plan("difference", tuple(reversed(sides)) if less else tuple(sides), reason="difference (A than B)")
         if len(coord) == 2:
             return Plan("difference", tuple(coordinated(doc, coord)), absolute=True, reason="difference between two")
@@ -305,14 +310,20 @@ def than(doc: Doc) -> tuple[str, str] | None:
 
 def _comparative(doc: Doc, before: int) -> tuple[set[int], dict[int, tuple[int, str]]]:
     """An operand asks for the amount itself: "how many *more* people" -> "how many people" (the word
-    dropped), "how much *higher* does A lie" -> "how *high* does A lie" (the comparative's measure kept)."""
+    dropped), "how much *higher* does A lie" -> "how *high* does A lie" (the comparative's measure kept),
+    unless the question names an amount ("how much *higher* were the net bookings": "how much were ...");
+    "more or less money" -> "money"."""
     drop: set[int] = set()
     plain: dict[int, tuple[int, str]] = {}
+    amount = any((t.lemma_.lower() in NUMBER_NOUNS or t.lower_ in NUMBER_NOUNS) and t.pos_ == "NOUN" for t in doc[:before])
     for t in doc[1:before]:
+        if t.lower_ in ("more", "less") and t.i + 2 < len(doc) and doc[t.i + 1].lower_ == "or" and doc[t.i + 2].lower_ in ("more", "less"):
+            drop.update((t.i, t.i + 1, t.i + 2))  # "bring in more or less money": the amount itself
+            continue
         if doc[t.i - 1].lower_ not in ("much", "many") or not (t.tag_ in ("JJR", "RBR") or t.lower_ in ("more", "less", "fewer")):
             continue
-        if t.lower_ in ("more", "less", "fewer"):
-            drop.add(t.i)
+        if t.lower_ in ("more", "less", "fewer") or amount:
+            drop.add(t.i)  # "how much higher were net bookings": an amount, not a height
         elif doc[t.i - 1].lower_ == "much":
             plain[t.i - 1] = (t.i + 1, t.lemma_.lower())
     return drop, plain
@@ -374,10 +385,16 @@ def _from_to(doc: Doc) -> tuple[int, int, list[tuple[int, int]]] | None:
 
 
 def _ranged(doc: Doc, ranged: tuple[int, int, list[tuple[int, int]]] | None) -> list[str] | None:
+    """One sub-question per end of "from A to B": the phrase replaced by "in A" ("grow in FY2024"), and a
+    percentage's wording by the amount's ("by what percentage did X grow" -> "how much did X grow")."""
     if ranged is None:
         return None
     start, end, spans = ranged
-    return [_render(doc, set(), {start: (end, text)}) for text in _elliptical(doc, spans)]
+    out = []
+    for text in _elliptical(doc, spans):
+        q = _render(doc, set(), {start: (end, f"in {text}")})
+        out.append(_PCT_PHRASE.sub("", _PCT_WORDS.sub("how much", q, count=1), count=1))
+    return out
 
 
 def _elliptical(doc: Doc, spans: Sequence[tuple[int, int]]) -> list[str]:

@@ -153,7 +153,7 @@ def frame_of(question: str) -> Frame:
         relation = [w for w in relation if w not in AMOUNT_VERBS]
     superlative = ""
     if what.type in (AnswerType.THING, AnswerType.SECTION, AnswerType.ORG, AnswerType.PLACE, AnswerType.PERSON,
-                     AnswerType.NUMBER):  # fmt: skip
+                     AnswerType.NUMBER, AnswerType.DATE):  # fmt: skip
         for t in doc:
             if _in_main_clause(t) and t.lower_ in SUPERLATIVE_MAX | SUPERLATIVE_MIN:
                 superlative = "max" if t.lower_ in SUPERLATIVE_MAX else "min"

@@ -10,8 +10,9 @@ headings and table rows name taken as names (:func:`named_by_structure`), decide
    makes true;
 2. a computation (:mod:`~stratagraph.reading.arithmetic`'s plan): each operand read as a number lookup of its
    own sub-question, then computed exactly; any operand missing: not found;
-3. a count of rows past a threshold, a sum over a set of rows or a section's subsections, a superlative over
-   rows (:mod:`~stratagraph.reading.tables`);
+3. a count of rows past a threshold, a sum over a set of rows or a section's subsections, the period in
+   which an amount is largest or smallest (:mod:`~stratagraph.reading.series`), a superlative over rows
+   (:mod:`~stratagraph.reading.tables`);
 4. a section asked for ("which section ...", or "which <noun>" when the evidence's headings end with that
    noun): the heading; a document asked for ("which study ..."): its title (:mod:`~stratagraph.reading.sections`);
 5. a reason ("why"): the cause a sentence about the question states ("because", "due to", ...);
@@ -36,8 +37,9 @@ from stratagraph.reading.frame import Frame, Name, frame_of
 from stratagraph.reading.result import Reading, not_found
 from stratagraph.reading.sections import names_headings, read_document, read_section
 from stratagraph.reading.sentences import Sentence, sentences
+from stratagraph.reading.series import period_superlative
 from stratagraph.reading.spans import MIN_ABOUT, about, best_candidate, figure_of, read_span, relation
-from stratagraph.reading.tables import cells_of, count_over, exact_cell, heading_text, section_total, set_sum, superlative
+from stratagraph.reading.tables import cells_of, count_over, exact_cell, heading_text, one_row, section_total, set_sum, superlative
 from stratagraph.reading.words import content_forms, forms
 from stratagraph.retrieval.base import Evidence
 from stratagraph.text.amounts import parse_quantities
@@ -49,8 +51,9 @@ __all__ = ["figures", "named_by_structure", "names_one", "read", "read_number", 
 Facts = Mapping[str, Sequence[Mapping[str, Any]]]
 
 
-def read(question: str | Frame, passages: Sequence[Evidence], facts: Facts | None = None) -> Reading:
-    """The answer the evidence gives to ``question`` (module docstring)."""
+def read(question: str | Frame, passages: Sequence[Evidence], facts: Facts | None = None, *, hop: bool = False) -> Reading:
+    """The answer the evidence gives to ``question`` (module docstring); ``hop``: the question is a hop of a
+    chain, whose entity a later step reads (:data:`~stratagraph.reading.spans.MIN_HOP_RELATION`)."""
     frame = question if isinstance(question, Frame) else frame_of(question)
     sents = sentences(passages, facts)
     if not sents:
@@ -64,7 +67,7 @@ def read(question: str | Frame, passages: Sequence[Evidence], facts: Facts | Non
         return decide_choice(frame, sents)
     if frame.plan is not None:
         return _compute(frame, sents)
-    for special in (count_over, section_total, set_sum, superlative):
+    for special in (count_over, section_total, set_sum, period_superlative, superlative):
         found = special(frame, sents)
         if found is not None:
             return found
@@ -76,7 +79,7 @@ def read(question: str | Frame, passages: Sequence[Evidence], facts: Facts | Non
         return _reason(frame, sents)
     if frame.type == AnswerType.YES_NO:
         return _yes_no(frame, sents)
-    return read_span(frame, sents)
+    return read_span(frame, sents, hop=hop)
 
 
 def figures(passages: Sequence[Evidence], facts: Facts | None = None) -> list[Figure]:
@@ -158,6 +161,7 @@ def _compute(frame: Frame, sents: Sequence[Sentence]) -> Reading:
         if fig is None:
             return not_found(f"{plan.operation}: no amount for {operand!r}")
         figures.append(fig)
+    figures = one_row(figures, [frame_of(o) for o in plan.operands], sents)
     if len({(f.citation.chunk_id, f.quantity.raw, f.label) for f in figures}) < len(figures):
         return not_found(f"{plan.operation}: the operands are one and the same amount")
     try:

@@ -49,14 +49,17 @@ from stratagraph.text.nlp import NUMERIC_LABELS
 from stratagraph.text.periods import Period, agreement, find_periods
 from stratagraph.text.question import LABELS, AnswerType
 
-__all__ = ["AMBIGUOUS", "MIN_ABOUT", "MIN_RELATION", "Candidate", "about", "best_candidate", "candidates", "figure_of",
+__all__ = ["AMBIGUOUS", "MIN_ABOUT", "MIN_RELATION", "Candidate", "about", "best_candidate", "candidates", "figure_of", "periods_of",
            "read_span", "relation"]
 
 #: the least "about" score of a sentence that answers a question with names (ours: the name's words, or its
 #: last word plus half of them)
 MIN_ABOUT = 0.6
 #: the least share of the relation words a sentence must hold to answer (ours)
-MIN_RELATION = 0.5
+MIN_RELATION = 0.6
+#: the same for a hop of a chain, an entity a later step reads: that step must find its own answer about it,
+#: so a weaker fit is checked there (ours)
+MIN_HOP_RELATION = 0.5
 #: a runner-up at this share of the best candidate's score makes the sentence the answer (ours)
 AMBIGUOUS = 0.8
 #: how much a chunk's rank discounts its sentences (ours)
@@ -218,11 +221,18 @@ def _type_fit(label: str, frame: Frame) -> float:
     return 0.0
 
 
+_YEAR_ONLY = re.compile(r"\(?(?:1[5-9]|20)\d\d\)?")
+_DAY = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}\s+"
+                  r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)|\d{4}-\d\d-\d\d", re.IGNORECASE)
+
+
 def _number_fit(q: Quantity, sentence: Sentence, end: int, frame: Frame) -> float:
     """How well a number fits what the frame asks (module docstring, rule 3)."""
     unit = (q.unit or "").lower()
     after = sentence.passage.text[end : end + 24].lower()
     following = re.findall(r"[^\W\d_]+|km²|m²", after)[:2]
+    if not unit and not q.currency and _YEAR_ONLY.fullmatch(q.raw.strip()):
+        return 0.0  # "(2017)", "in 1998": a year is no amount, count or measure
     if frame.percent:
         return 1.0 if unit in ("%", "pp") else 0.0
     if unit in ("%", "pp", "bp"):
@@ -240,8 +250,8 @@ def _number_fit(q: Quantity, sentence: Sentence, end: int, frame: Frame) -> floa
         if frame.unit in PEOPLE_NOUNS and (unit in PEOPLE_NOUNS or forms(unit) & _PEOPLE_FORMS):
             return 0.9  # "how many people": employees, residents, students
         return 0.6 if not unit else 0.0
-    if frame.money:
-        return 1.0 if q.currency else 0.6 if not unit else 0.0
+    if frame.money:  # prose writes money with its currency; a bare number there is a count
+        return 1.0 if q.currency else 0.3
     return 0.8
 
 
@@ -309,6 +319,8 @@ def candidates(sentence: Sentence, frame: Frame) -> list[Candidate]:
         text = sentence.passage.text[a:b]
         if fit > 0 and frame.focus and forms(frame.focus) & word_forms(text):
             fit *= FOCUS_BONUS  # "which river": "the Orla River" names the asked noun
+        if frame.type == AnswerType.DATE and frame.focus in ("date", "day") and not _DAY.search(text):
+            fit *= 0.5  # "on what date": a day, not "the third quarter of fiscal 2025"
         if fit < MIN_FIT or _in_names(text, frame):
             continue
         out.append(Candidate(a, b, label, fit, head))
@@ -454,7 +466,7 @@ def _anchors(sentence: Sentence, frame: Frame) -> list[tuple[int, float]]:
 
 
 #: a name's score in a sentence that also names another thing of its kind (ours)
-SHARED_NAME = 0.9
+SHARED_NAME = 0.75
 #: what being an argument of an asked verb adds to a candidate's nearness (ours)
 ROLE = 1.5
 #: what a span that states an asked relation by convention (a life span's year for "born") adds to nearness
@@ -527,15 +539,18 @@ def period_factor(sentence: Sentence, start: int, frame: Frame) -> float:
         named = find_periods(sentence.text)
         found = (min(named, key=lambda p: min(abs(p.start - at), abs(p.end - at))),) if named else sentence.own_periods
     else:
-        found = tuple(_periods_of(sentence.text, at)) or sentence.own_periods
+        found = tuple(periods_of(sentence.text, at)) or sentence.own_periods
     verdict = agreement(frame.periods, found)
     return PERIOD_MATCH if verdict is True else PERIOD_CONFLICT if verdict is False else 1.0
 
 
+#: words before a period phrase that make it the period of a compared value ("lower *than in* the second
+#: quarter", "up *from* 41.3% *in* Q2", "*compared with* Q2")
+_BASE = re.compile(r"\b(?:than|compared (?:with|to)|versus|vs\.?|from)\b[^.;]*$", re.IGNORECASE)
 _FIGURE = re.compile(r"(?<![\w.])[$€£¥]?\d[\d,]*(?:\.\d+)?")
 
 
-def _periods_of(text: str, at: int) -> list[Period]:
+def periods_of(text: str, at: int) -> list[Period]:
     """The period phrases of a sentence that belong to the figure at ``at``: each phrase goes to the figure
     nearest it ("revenue of $151.9 million was up 19% from $127.3 million in the third quarter of 2023": the
     quarter is $127.3 million's, not $151.9 million's), and a phrase before every figure frames them all
@@ -549,8 +564,12 @@ def _periods_of(text: str, at: int) -> list[Period]:
         figures.append(at)
     out = []
     for p in named:
-        nearest = min(figures, key=lambda f: (min(abs(f - p.start), abs(f - p.end)), f != at))
-        if nearest == at or p.end <= min(figures):  # a period that opens the sentence frames all its figures
+        base = _BASE.search(text[max(0, p.start - 30) : p.start])
+        mine = [f for f in figures if f > p.start - 30 + base.start()] if base else figures
+        if not mine:
+            continue  # "lower than in the second quarter": the period of a value the sentence does not state
+        nearest = min(mine, key=lambda f: (min(abs(f - p.start), abs(f - p.end)), f != at))
+        if nearest == at or (not base and p.end <= min(figures)):  # a period opening the sentence frames all
             out.append(p)
     return out
 
@@ -571,7 +590,7 @@ def score_sentence(sentence: Sentence, frame: Frame, weights: dict[str, float] |
     return a * (0.4 + 0.6 * r) / (1.0 + RANK_DISCOUNT * sentence.rank), a, r
 
 
-def best_candidate(frame: Frame, sents: Sequence[Sentence]) -> tuple[_Best | None, bool]:
+def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float = MIN_RELATION) -> tuple[_Best | None, bool]:
     """The best (sentence, candidate) for the frame (module docstring, rules 1-5), and whether some sentence
     about the names held the relation words but no candidate of the type."""
     from stratagraph.reading.tables import row_candidates
@@ -581,7 +600,7 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence]) -> tuple[_Best | Non
     weights = specificity(frame, sents)
     for s in sents:
         score, a, r = score_sentence(s, frame, weights)
-        if (frame.names and a < MIN_ABOUT) or r < MIN_RELATION:
+        if (frame.names and a < MIN_ABOUT) or r < min_relation:
             continue
         if best is not None and score < best.score * 0.5:
             continue
@@ -699,9 +718,9 @@ def _words_before(s: Sentence, start: int, n: int = 8) -> str:
     return " ".join(before.split()[-n:]) or s.text[:60]
 
 
-def read_span(frame: Frame, sents: Sequence[Sentence]) -> Reading:
+def read_span(frame: Frame, sents: Sequence[Sentence], hop: bool = False) -> Reading:
     """The span (or sentence) answering a lookup frame from the sentences (module docstring)."""
-    best, typeless = best_candidate(frame, sents)
+    best, typeless = best_candidate(frame, sents, MIN_HOP_RELATION if hop else MIN_RELATION)
     if best is None:
         if typeless:
             return not_found(f"the sentences about it hold no {frame.type.value}")

@@ -42,7 +42,7 @@ from stratagraph.text.lexicon import DERIVED_COLUMNS, GROUP_WORDS
 from stratagraph.text.periods import agreement, find_periods
 from stratagraph.text.question import AnswerType
 
-__all__ = ["TableCell", "cells_of", "column_figures", "column_fit", "count_over", "derived_columns", "exact_cell", "rounded", "row_candidates",
+__all__ = ["TableCell", "cells_of", "column_figures", "column_fit", "count_over", "derived_columns", "exact_cell", "one_row", "rounded", "row_candidates", "same_row",
            "section_total", "set_sum", "superlative"]  # fmt: skip
 
 _NUMBERING = re.compile(r"^\s*(?:(?:section|chapter|part)\s+)?(?:\d+(?:\.\d+)*\.?|[ivxlc]+\.|[a-z]\))\s+", re.IGNORECASE)
@@ -193,8 +193,11 @@ def row_candidates(row: Sentence, frame: Frame) -> list[Candidate]:
     out = []
     for c, f in zip(cells, fits, strict=True):
         cell = next(x for x in row.cells if x.column == c.column)
-        out.append(Candidate(cell.start, cell.end, "NUMBER", 1.0 if f == top else 0.5 if f > top - 1 else 0.2,
-                             quantity=c.figure.quantity))  # fmt: skip
+        fit = 1.0 if f == top else 0.5 if f > top - 1 else 0.2
+        q = c.figure.quantity
+        if (frame.money and not q.currency) or (frame.percent and q.unit not in ("%", "pp")):
+            fit *= 0.5  # a count in a table of people, asked for money; a level, asked for a share
+        out.append(Candidate(cell.start, cell.end, "NUMBER", fit, quantity=q))
     return out
 
 
@@ -363,6 +366,38 @@ def exact_cell(fig: Figure, sents: Sequence[Sentence]) -> Figure:
         return fig
     best = min(near, key=lambda c: (not c.total, abs(c.figure.value - q.value), c.figure.citation.quote))
     return best.figure
+
+
+def same_row(fig: Figure, frame: Frame, sents: Sequence[Sentence]) -> Figure | None:
+    """The cell of a table figure's own row in the column of the period ``frame`` asks for ("Overtime" in
+    FY2025 read from its row: the FY2024 operand is that row's FY2024 cell), or None when the row is not in
+    the sentences or no other column is of that period. One line item's two periods are one row's two
+    columns: structure before text."""
+    if not fig.table or not frame.periods:
+        return None
+    row = next((s for s in sents if s.is_row and s.quote() == fig.citation), None)
+    if row is None:
+        return None
+    for cell in cells_of([row]):
+        if cell.column != fig.column and agreement(frame.periods, find_periods(cell.column)) is True:
+            return cell.figure
+    return None
+
+
+def one_row(figs: Sequence[Figure], frames: Sequence[Frame], sents: Sequence[Sentence]) -> list[Figure]:
+    """Two operands of one line item in two periods (``frames``: each operand's question): when one was read
+    from a table row and the other is not a cell of that row (a sentence's figure, or another row's), the
+    other becomes that row's cell for its own period (:func:`same_row`) when the row has one."""
+    out = list(figs)
+    if len(figs) != 2 or len(frames) != 2:
+        return out
+    for i, j in ((0, 1), (1, 0)):
+        if figs[i].table and (not figs[j].table or figs[j].citation != figs[i].citation):
+            cell = same_row(figs[i], frames[j], sents)
+            if cell is not None and cell != figs[j]:
+                out[j] = cell
+                break
+    return out
 
 
 def column_figures(frame: Frame, sents: Sequence[Sentence]) -> list[Figure]:

@@ -89,3 +89,19 @@ def test_superlative_only_in_the_question_clause() -> None:
 def test_a_noun_naming_the_answers_form_is_no_relation_word() -> None:
     assert "year" not in frame_of("In what year was Anna Veld born?").relation
     assert "range" not in frame_of("What revenue range does Corbel expect?").relation or True
+
+
+def test_a_coordination_spacy_attaches_far_away_is_read_from_its_neighbours() -> None:
+    from stratagraph.reading import frame_of
+
+    p = frame_of("What was the combined revenue of Tessel in Q1 and Q2 2025?").plan
+    assert p is not None and p.joined == "Q1 and Q2 2025"
+
+
+def test_a_question_of_a_relative_clause_reads_the_clause_as_identifying() -> None:
+    from stratagraph.reading import frame_of
+
+    f = frame_of("What share of the fares did tourists pay in the survey that the harbour report cites?")
+    assert "cite" not in f.relation and "report" not in f.relation and "tourist" in f.relation
+    whole = frame_of("Which city whose council adopted the plan on May 2, 2024?")  # the clause is all it says
+    assert "council" in whole.relation and "adopt" in whole.relation

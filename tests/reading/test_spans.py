@@ -67,3 +67,41 @@ def test_a_cause() -> None:
     ev = [passage("Ticket revenue fell in the winter because the north line was closed for repairs.", title="Report")]
     got = read("Why did ticket revenue fall in the winter?", ev)
     assert got.found and got.answer.startswith("because the north line")
+
+
+def test_a_sentence_about_two_things_of_a_kind_is_less_about_either() -> None:
+    ev = [passage("The combined budget of the Harbour Authority and the Ferry Authority is $9.2 million.", n=0),
+          passage("The Ferry Authority budget is $3.9 million, up 4%.", n=1),
+          passage("The Lighthouse Authority is run by a board of five.", n=2)]  # fmt: skip
+    assert read("How much is the Ferry Authority budget?", ev).answer == "$3.9 million"
+    assert not read("What is the budget of the Lighthouse Authority?", ev).found  # "Harbour Authority" is another
+
+
+def test_a_name_a_tagger_mistypes_is_a_person_by_the_role_it_holds() -> None:
+    ev = [passage("The ferry is run by the Marlow Bay Transit Authority, whose director is Ines Calder.")]
+    assert read("Who is the director of the Marlow Bay Transit Authority?", ev).answer == "Ines Calder"
+
+
+def test_which_thing_the_evidence_calls_one() -> None:
+    ev = [passage("Our Tern picking arm finished its pilot at Fairhaven.", n=0),
+          passage("Tern reached general availability on March 3.", n=1)]  # fmt: skip
+    assert read("Which picking arm reached general availability on March 3?", ev).answer == "Tern"
+
+
+def test_the_argument_of_the_asked_verb_outweighs_another_figure() -> None:
+    ev = [passage("After the manager proposed an operating budget of $12,400 thousand, the board adopted the plan.", n=0),
+          passage("The board adopted an operating budget of $12,150 thousand.", n=1)]  # fmt: skip
+    assert read("What operating budget did the board adopt?", ev).answer == "$12,150 thousand"
+
+
+def test_a_question_that_names_nothing_is_not_answered() -> None:
+    ev = [passage("The Orrin ferry carries 400 passengers.")]
+    assert not read("x", ev).found and not read("Who?", ev).found
+
+
+def test_which_study_is_answered_by_the_document_title() -> None:
+    ev = [passage("We measured indoor temperatures in 40 homes before and after their roofs were painted white.",
+                  title="White Roofs and Indoor Heat in Orrin", doc="roofs.md"),
+          passage("Street trees lowered night temperatures by 0.4 degrees.", title="Trees at Night", doc="trees.md", n=1)]  # fmt: skip
+    got = read("Which study measured indoor temperatures of homes before and after their roofs were painted?", ev)
+    assert (got.kind, got.answer) == ("section", "White Roofs and Indoor Heat in Orrin")

@@ -56,3 +56,15 @@ def test_the_row_that_grew_most() -> None:
 def test_no_cell_for_a_line_the_tables_lack() -> None:
     ev, facts = _budget()
     assert not read("How much is budgeted for electricity at the North Yard in FY2027?", ev, facts).found
+
+
+def test_a_change_of_one_line_reads_both_periods_from_its_row() -> None:
+    from stratagraph.reading import read
+    from tests.reading.conftest import passage, row_fact
+
+    prose = passage("Fuel falls by $40 thousand. The depot was staffed by 12 mechanics in FY2024.", title="Orrin Ferries",
+                    path=["Depot"], n=0)  # fmt: skip
+    table = passage("Fuel; FY2024 Actual: 610; FY2025 Adopted: 570", title="Orrin Ferries", path=["Depot"], n=1)
+    facts = {table.chunk_id: [row_fact("Fuel", {"FY2024 Actual": ("610", 1000), "FY2025 Adopted": ("570", 1000)})]}
+    got = read("What is the percent change in the depot's fuel from FY2024 to FY2025?", [prose, table], facts)
+    assert got.computed is not None and [o.raw for o in got.computed.operands] == ["610", "570"]

@@ -53,6 +53,13 @@ def _chat_responder(rewrite: Reply | None = None, route: Reply | None = None, re
             question = re.search(r"^Question: (.*)$", user_text(body), re.MULTILINE).group(1)
             value = "$151.9 million" if "third quarter" in question or "Q3" in question else "$142.6 million"
             return Reply.json({"answer": value, "found": True, "evidence": [_passage_with(body, value)]})
+        if system.startswith("You plan how to answer"):  # kag, where the rules route a lookup
+            question = re.search(r"Question: (.*)", user_text(body)).group(1).strip()
+            step = {"action": "Retrieval", "var": "o1", "question": question, "subject": "", "predicate": "", "object": "",
+                    "constraints": [], "numeric": True, "inputs": [], "operation": "", "limit": 1}  # fmt: skip
+            return Reply.json({"steps": [step, {**step, "action": "Output", "var": "out", "question": "", "inputs": ["o1"]}]})
+        if system.startswith("You check whether a question has been answered"):
+            return Reply.json({"answered": True, "missing": ""})
         if system.startswith("You reply in a conversation"):
             return Reply(content=reply_text or "Northwind Robotics' revenue was $151.9 million in the third quarter of 2024 [1].")
         raise AssertionError(f"unexpected prompt: {system[:80]!r}")
@@ -95,7 +102,7 @@ def test_malformed_rewrite_and_route_replies_fall_back_to_the_rules_against_scri
     assert route.fallback and "model" not in route.decision
     assert answer.answer == "$151.9 million"
     turn = [_system(b).split(" ")[1] for b in chat_server.requests[sent:]]
-    assert turn == ["rewrite", "rewrite", "choose", "choose", "answer", "reply"]
+    assert turn == ["rewrite", "rewrite", "choose", "choose", "plan", "check", "reply"]  # the rules route to kag: a number read in code
     assert answer.usage.llm_calls == len(turn)
 
 
