@@ -70,10 +70,17 @@ def allowed(workflow: str, layers: Layers) -> bool:
     }.get(workflow, True)
 
 
+#: metadata keys whose value names one document (its title, its file): a question that names it asks about
+#: the thing the document is about, which other documents may say more of ("the founder of Fenwick
+#: Glassworks" is born on another page), so it is no filter
+NAMING_KEYS = frozenset({"title", "source", "path", "file", "filename", "url", "id", "doc_id"})
+
+
 def metadata_filters(step: Step, question: str) -> dict[str, str]:
     """Metadata values the question names that only some documents have ("Q3", a company's name; not a plain
-    lower-case word, which a question uses as a word): the filters that pick those documents. A period is matched as written and in its short form ("the third
-    quarter of 2024" names "Q3" and "2024"); the year of a calendar date ("June 11, 2024") is not a period."""
+    lower-case word, which a question uses as a word; not a title, :data:`NAMING_KEYS`): the filters that pick
+    those documents. A period is matched as written and in its short form ("the third quarter of 2024" names
+    "Q3" and "2024"); the year of a calendar date ("June 11, 2024") is not a period."""
     ix = step.ctx.index()
     period = find_period(question)
     if period is not None and not in_date(question, period.start):  # "the third quarter of 2024": "Q3", "2024"
@@ -85,8 +92,8 @@ def metadata_filters(step: Step, question: str) -> dict[str, str]:
                 values[(key, str(value))] = values.get((key, str(value)), 0) + 1
     named: dict[str, set[str]] = {}
     for (key, value), count in sorted(values.items()):
-        if count >= len(ix.documents) or len(value) < 2 or value.replace(" ", "").islower():
-            continue  # a value held by every document, or a plain word ("budget" in "adopted the budget")
+        if count >= len(ix.documents) or len(value) < 2 or value.replace(" ", "").islower() or key in NAMING_KEYS:
+            continue  # a value held by every document, a plain word ("budget" in "adopted the budget"), a title
         if any(not in_date(question, m.start()) for m in
                re.finditer(rf"(?<![\w]){re.escape(value)}(?![\w])", question, re.IGNORECASE)):  # fmt: skip
             named.setdefault(key, set()).add(value)

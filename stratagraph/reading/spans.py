@@ -180,8 +180,8 @@ def relation(sentence: Sentence, frame: Frame, weights: dict[str, float] | None 
     weight = {w: (weights or {}).get(w, 1.0) for w in words}
     measure_weight = max(weight.values(), default=1.0) if frame.measures else 0.0
     total = sum(weight.values()) + measure_weight
-    if total == 0:  # no relation word, or none the evidence holds: the names alone say what it is about
-        return 1.0 if not words or frame.names else 0.0
+    if total == 0:  # no relation word: the names say it all; relation words none of the evidence holds: no answer
+        return 1.0 if not words else 0.0
     held = 0.0
     for w in words:
         f = forms(w)
