@@ -23,6 +23,7 @@ A "why" about the last answer goes to the conversation's own ``why`` step (the c
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -80,9 +81,11 @@ def metadata_filters(step: Step, question: str) -> dict[str, str]:
     """Metadata values the question names that only some documents have ("Q3", a company's name; not a plain
     lower-case word, which a question uses as a word; not a title, :data:`NAMING_KEYS`): the filters that pick
     those documents. A period is matched as written and in its short form ("the third quarter of 2024" names
-    "Q3" and "2024"); the year of a calendar date ("June 11, 2024") is not a period."""
+    "Q3" and "2024"); the year of a calendar date ("June 11, 2024") is not a period, and a bare year filters
+    only beside a quarter, a half or a fiscal year (a reporting period)."""
     ix = step.ctx.index()
     period = find_period(question)
+    reporting = period is not None and (bool(period.unit) or period.fiscal)  # a quarter, a half, a fiscal year
     if period is not None and not in_date(question, period.start):  # "the third quarter of 2024": "Q3", "2024"
         question = f"{question} ({period.text})"
     values: dict[tuple[str, str], int] = {}
@@ -94,11 +97,31 @@ def metadata_filters(step: Step, question: str) -> dict[str, str]:
     for (key, value), count in sorted(values.items()):
         if count >= len(ix.documents) or len(value) < 2 or value.replace(" ", "").islower() or key in NAMING_KEYS:
             continue  # a value held by every document, a plain word ("budget" in "adopted the budget"), a title
+        if re.fullmatch(r"(?:19|20)\d\d", value) and not reporting:
+            continue  # a bare year dates an event ("the contract from July 2025"), not the documents of a period
         if any(not in_date(question, m.start()) for m in
                re.finditer(rf"(?<![\w]){re.escape(value)}(?![\w])", question, re.IGNORECASE)):  # fmt: skip
             named.setdefault(key, set()).add(value)
     # a key the question names two values of ("Q3 ... compared with Q2") picks no one document set
-    return {key: next(iter(vals)) for key, vals in named.items() if len(vals) == 1}
+    filters = {key: next(iter(vals)) for key, vals in named.items() if len(vals) == 1}
+    return _consistent(filters, ix.doc_metadata)
+
+
+def _consistent(filters: dict[str, str], metadata: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The filters, or the largest part of them that some document meets all of: values the question names
+    that no one document holds together ("the first quarter of fiscal 2025" against a document dated by its
+    calendar year) do not filter everything out."""
+    from itertools import combinations
+
+    def meets(sub: Mapping[str, str]) -> bool:
+        return any(all(str(m.get(k)) == v for k, v in sub.items()) for m in metadata)
+
+    for size in range(len(filters), 0, -1):
+        for keys in combinations(sorted(filters), size):
+            sub = {k: filters[k] for k in keys}
+            if meets(sub):
+                return sub
+    return {}
 
 
 def route_by_rules(step: Step, question: str, layers: Layers) -> tuple[str, str, dict[str, str]]:
