@@ -108,6 +108,8 @@ def honest(subs: Sequence[SubQuery], question: str) -> tuple[list[SubQuery], str
         if not needed_later(subs, i):
             continue
         phrase = reference_phrase(sub)
+        if re.search(rf"(?i)\bas\s+(?:the\s+|a\s+|an\s+)?{re.escape(phrase)}", question):
+            return [SubQuery(text=question)], f"{phrase!r} is a role (\"as ...\"), not a reference: asked whole"
         inner = asked(phrase + "?").type if re.match(r"(?i)(?:how|what|which|who|when|where)\b", phrase) else None
         kind = inner or asked(sub.text).type  # "What is How many hours of audio?": the phrase asks a number
         if kind not in ENTITY_TYPES:

@@ -53,7 +53,7 @@ from stratagraph.text.question import AnswerType, asked
 __all__ = ["Frame", "Name", "frame_of"]
 
 _QUOTED = re.compile(r"[\"“‘']([^\"“”‘’']{3,200})[\"”’']")
-_MONEY = re.compile(r"\b(?:how much|cost|costs|spend|spent|spending|budget|budgeted|revenue|price|pay|paid|fund|funding|"
+_MONEY = re.compile(r"\b(?:how much(?! of\b)|cost|costs|spend|spent|spending|budget|budgeted|revenue|price|pay|paid|fund|funding|"
                     r"income|expense|salary|sales|profit|fee|fees|charge|dollars?|euros?|pounds)\b", re.IGNORECASE)  # fmt: skip
 _PERCENT = re.compile(r"\b(?:percent|percentage|share|proportion|margin)\b|%", re.IGNORECASE)
 _LINKS = frozenset("of the and & de la von van der del du for".split())
@@ -148,7 +148,8 @@ def frame_of(question: str) -> Frame:
     unit = _counted(doc) if what.focus == "many" else ""
     if unit in GENERIC_PEOPLE:  # "how many people did X employ": the count's unit, said by the number's noun
         relation = [w for w in relation if w != unit]
-    money = bool(_MONEY.search(question)) and not _PERCENT.search(question)
+    part = bool(re.search(r"\bhow much of\b", question, re.IGNORECASE))  # a part of something: a share or an amount
+    money = (bool(_MONEY.search(question)) and not _PERCENT.search(question)) or part
     if money and what.type in (AnswerType.NUMBER, AnswerType.REASON):  # "what did X *spend*": the currency says it
         relation = [w for w in relation if w not in AMOUNT_VERBS]
     superlative = ""
@@ -175,7 +176,7 @@ def frame_of(question: str) -> Frame:
         unit=unit,
         change=bool(words & CHANGE_WORDS),
         money=money,
-        percent=bool(_PERCENT.search(question)),
+        percent=bool(_PERCENT.search(question)) or part,
         periods=periods,
         plan=computation,
         superlative=superlative,

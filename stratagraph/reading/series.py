@@ -37,6 +37,7 @@ def period_superlative(frame: Frame, sents: Sequence[Sentence]) -> Reading | Non
     does not ask that or fewer than two periods' amounts are cited."""
     if not frame.superlative or frame.type != AnswerType.DATE or frame.focus not in PERIOD_WORDS | {"year", "month"}:
         return None
+    unit = {"quarter": "Q", "half": "H"}.get(frame.focus, "")
     measure = replace(frame, type=AnswerType.NUMBER, focus="", superlative="", periods=())
     weights = specificity(measure, sents)
     best: dict[str, tuple[float, Figure, str]] = {}
@@ -48,8 +49,8 @@ def period_superlative(frame: Frame, sents: Sequence[Sentence]) -> Reading | Non
             if cand.quantity is None or cand.fit < (1.0 if s.is_row else 0.8):
                 continue  # a row's best column; a sentence's amount of the kind asked
             period = _period(s, cand.start)
-            if period is None or (frame.periods and agreement(frame.periods, (period,)) is False):
-                continue
+            if period is None or period.unit != unit or (frame.periods and agreement(frame.periods, (period,)) is False):
+                continue  # "which quarter": quarters only, not the fiscal year's figure
             key = period.text
             fig = Figure(quantity=cand.quantity, citation=s.quote(), label=f"{key}: {s.text[:60]}")
             if key not in best or score > best[key][0]:

@@ -209,7 +209,8 @@ def _person_shaped(ent: Any) -> bool:
 def _type_fit(label: str, frame: Frame) -> float:
     kind = frame.type
     if kind == AnswerType.PERSON:
-        return {"PERSON": 1.0, "PROPN": 0.6, "NAME_PERSON": 0.6}.get(label, 0.0)
+        # a capitalised run the tagger did not call a person is one only by its role (_role_fit)
+        return {"PERSON": 1.0, "PROPN": 0.4, "NAME_PERSON": 0.6}.get(label, 0.0)
     if kind == AnswerType.PLACE:
         return 1.0 if label in LABELS[AnswerType.PLACE] else {"PROPN": 0.6}.get(label, 0.0)
     if kind == AnswerType.ORG:
@@ -233,8 +234,8 @@ def _number_fit(q: Quantity, sentence: Sentence, end: int, frame: Frame) -> floa
     following = re.findall(r"[^\W\d_]+|km²|m²", after)[:2]
     if not unit and not q.currency and _YEAR_ONLY.fullmatch(q.raw.strip()):
         return 0.0  # "(2017)", "in 1998": a year is no amount, count or measure
-    if frame.percent:
-        return 1.0 if unit in ("%", "pp") else 0.0
+    if frame.percent:  # "how much of X" asks a share or an amount of money: both flags
+        return 1.0 if unit in ("%", "pp") or (frame.money and q.currency) else 0.0
     if unit in ("%", "pp", "bp"):
         return 0.0
     if frame.measures:
@@ -278,7 +279,10 @@ def candidates(sentence: Sentence, frame: Frame) -> list[Candidate]:
             if q.value in given:
                 continue  # "a household using 5,000 gallons": the question's own number is no answer
             start, end = base + at, base + at + len(q.raw)
-            fit = _number_fit(q, sentence, end, frame) * _change_factor(sentence, start, frame)
+            kind = _number_fit(q, sentence, end, frame)
+            if kind < MIN_FIT:
+                continue  # never a number of another kind: a count for money, a level for a share
+            fit = kind * _change_factor(sentence, start, frame)
             out.append(Candidate(start, end, "NUMBER", fit, _head_at(sentence, start, end), q))
         return [c for c in _ranges(sentence, out) if c.fit > 0]
     spans: list[tuple[int, int, str, int]] = []

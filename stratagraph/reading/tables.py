@@ -427,7 +427,7 @@ def count_over(frame: Frame, sents: Sequence[Sentence]) -> Reading | None:
 
 def superlative(frame: Frame, sents: Sequence[Sentence]) -> Reading | None:
     """The largest / smallest row of the best-fitting table (module docstring)."""
-    if not frame.superlative:
+    if not frame.superlative or frame.type == AnswerType.DATE:  # "which quarter": reading/series.py's
         return None
     members = _best_table(frame, sents)
     if not members:

@@ -105,3 +105,14 @@ def test_which_study_is_answered_by_the_document_title() -> None:
           passage("Street trees lowered night temperatures by 0.4 degrees.", title="Trees at Night", doc="trees.md", n=1)]  # fmt: skip
     got = read("Which study measured indoor temperatures of homes before and after their roofs were painted?", ev)
     assert (got.kind, got.answer) == ("section", "White Roofs and Indoor Heat in Orrin")
+
+
+def test_a_capitalised_thing_is_no_person_without_a_role() -> None:
+    ev = [passage("Mara Quill, who had led the design of the Heron Sextant, was chief engineer until 2011.")]
+    assert not read("Who succeeded Mara Quill as chief engineer?", ev).found
+    assert read("Who led the design of the Heron Sextant?", ev).answer == "Mara Quill"
+
+
+def test_how_much_of_something_is_no_money() -> None:
+    ev = [passage("The call rate explains 64% of the variance in counted frogs, and the survey cost $3,100.")]
+    assert read("How much of the variance in counted frogs does the call rate explain?", ev).answer == "64%"
