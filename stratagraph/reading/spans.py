@@ -325,6 +325,8 @@ def candidates(sentence: Sentence, frame: Frame) -> list[Candidate]:
             fit *= FOCUS_BONUS  # "which river": "the Orla River" names the asked noun
         if frame.type == AnswerType.DATE and frame.focus in ("date", "day") and not _DAY.search(text):
             fit *= 0.5  # "on what date": a day, not "the third quarter of fiscal 2025"
+        if frame.type == AnswerType.DATE and not any(ch.isdigit() for ch in text):
+            fit *= 0.4  # "today", "the summer": a date that names no year or day answers no "when"
         if fit < MIN_FIT or _in_names(text, frame):
             continue
         out.append(Candidate(a, b, label, fit, head))

@@ -25,6 +25,7 @@ __all__ = [
     "DERIVED_COLUMNS",
     "GENERIC_PEOPLE",
     "GROUP_WORDS",
+    "HAVING_VERBS",
     "IRREGULAR_VERBS",
     "LIFE_VERBS",
     "MEASURES",
@@ -119,6 +120,9 @@ NOUN_TYPES: dict[str, str] = {
     **dict.fromkeys(NUMBER_NOUNS, "number"),
 }
 
+#: verbs of having and containing ("how many hours does the corpus *hold*", "what does the plan *include*"):
+#: a sentence says them by juxtaposition ("the corpus, 1,240 hours of recordings"), so they are no relation word
+HAVING_VERBS = frozenset("have hold contain include comprise feature possess".split())
 #: verbs whose object is an amount ("what did X *spend*", "how much does X *request*"): asked of money, the
 #: currency says them, and a document says them another way ("X's budget is $2 million")
 AMOUNT_VERBS = frozenset("cost weigh earn charge pay measure total amount spend invest borrow raise owe request "
