@@ -368,19 +368,27 @@ def _left_side(doc: Doc, before: int) -> tuple[int, int] | None:
     return (start, end) if end > start else None
 
 
-def _from_to(doc: Doc) -> tuple[int, int, list[tuple[int, int]]] | None:
-    """"from A to B" (or "between A and B" of two periods): where the phrase starts and ends, and A's and B's
-    spans."""
-    frm = next((t for t in doc if t.lower_ == "from" and t.dep_ == "prep"), None)
-    to = next((t for t in doc if t.lower_ == "to" and frm is not None and t.i > frm.i), None)
-    if frm is None or to is None:
+def _to_pair(doc: Doc, first: Token | None) -> tuple[Token, tuple[int, int], tuple[int, int]] | None:
+    """The "to" after ``first`` ("from A *to* B", "ratio of A *to* B"), and the spans of A (``first``'s
+    object) and B (the object of "to"), without their own prepositional phrases."""
+    to = next((t for t in doc if t.lower_ == "to" and first is not None and t.i > first.i), None)
+    if first is None or to is None:
         return None
-    a = next((c for c in frm.children if c.dep_ == "pobj"), None)
+    a = next((c for c in first.children if c.dep_ == "pobj"), None)
     b = next((c for c in to.children if c.dep_ == "pobj"), None)
     if a is None or b is None:
         return None
-    sa = _span(a, skip=("prep", "punct", "conj", "cc"))
-    sb = _span(b, skip=("prep", "punct", "conj", "cc"))
+    skip = ("prep", "punct", "conj", "cc")
+    return to, _span(a, skip=skip), _span(b, skip=skip)
+
+
+def _from_to(doc: Doc) -> tuple[int, int, list[tuple[int, int]]] | None:
+    """"from A to B": where the phrase starts and ends, and A's and B's spans."""
+    frm = next((t for t in doc if t.lower_ == "from" and t.dep_ == "prep"), None)
+    pair = _to_pair(doc, frm)
+    if pair is None or frm is None:
+        return None
+    _, sa, sb = pair
     return frm.i, sb[1], [sa, sb]
 
 
@@ -415,15 +423,10 @@ def _elliptical(doc: Doc, spans: Sequence[tuple[int, int]]) -> list[str]:
 
 def _ratio_to(doc: Doc) -> tuple[str, str] | None:
     """"ratio of A to B": A's and B's sub-questions."""
-    of = next((t for t in doc if t.lower_ == "of" and t.head.lower_ == "ratio"), None)
-    to = next((t for t in doc if t.lower_ == "to" and of is not None and t.i > of.i), None)
-    if of is None or to is None:
+    pair = _to_pair(doc, next((t for t in doc if t.lower_ == "of" and t.head.lower_ == "ratio"), None))
+    if pair is None:
         return None
-    a = next((c for c in of.children if c.dep_ == "pobj"), None)
-    b = next((c for c in to.children if c.dep_ == "pobj"), None)
-    if a is None or b is None:
-        return None
-    sa, sb = _span(a, skip=("prep", "punct", "conj", "cc")), _span(b, skip=("prep", "punct", "conj", "cc"))
+    to, sa, sb = pair
     drop_b = set(range(to.i, sb[1]))
     return _render(doc, drop_b), _render(doc, drop_b, {sa[0]: (sa[1], doc[sb[0] : sb[1]].text)})
 
