@@ -192,11 +192,28 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @app.command()
-def export(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """Canonical, sorted dump of every node and edge (byte-identical for the same graph)."""
+def export(
+    fmt: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--format", help="json (default), graphml (yEd, Gephi), gexf (Gephi) or cypher (Neo4j Browser).",
+                     show_default=False),
+    ] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Canonical, sorted dump of every node and edge to stdout (byte-identical for the same graph), as JSON or
+    in another tool's format."""
+    from stratagraph.export import FORMATS, render
+
+    if fmt not in (None, "json", *FORMATS):
+        _fail(f"--format {fmt!r}: choose from json, {', '.join(FORMATS)}", code=2)
+    if as_json and fmt not in (None, "json"):
+        _fail(f"--json and --format {fmt} both name the output format; give one", code=2)
     with _session(store, as_json) as sg:
         data = sg.export()
-    if as_json:
+    if fmt in FORMATS:
+        sys.stdout.write(render(data, fmt))
+    elif as_json:
         sys.stdout.write(json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n")
     else:
         sys.stdout.write(json.dumps(data, ensure_ascii=False, sort_keys=True, indent=1) + "\n")

@@ -65,6 +65,19 @@ def canonical(export: dict) -> str:
     return json.dumps(export, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+@pytest.fixture(scope="session")
+def examples_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store holding examples/ (spaCy extractor, no LLM), ingested once per session for every test that
+    reads it (workflows, export, MCP, the web page)."""
+    from stratagraph import Settings, StrataGraph
+
+    home = tmp_path_factory.mktemp("examples-store")
+    with StrataGraph(Settings(home=home)) as sg:
+        result = sg.ingest([EXAMPLES], base=EXAMPLES.parent)
+        assert result.failed == 0
+    return home
+
+
 @pytest.fixture
 def chat_server():
     """A started :class:`tests.scripted_llm.ScriptedChatServer`, closed after the test."""
