@@ -49,6 +49,12 @@ class Settings(BaseSettings):
     )
     chroma_url: str | None = None
 
+    checkpointer: str | None = Field(
+        default=None,
+        description="where conversations are remembered: a postgresql:// URL (langgraph-checkpoint-postgres, for "
+        "several workers), or unset for <home>/checkpoints.sqlite",
+    )
+
     # embeddings
     embeddings: Literal["minilm", "openai"] = "minilm"
     embedding_model: str = "text-embedding-3-small"
@@ -105,6 +111,17 @@ class Settings(BaseSettings):
     json_title_field: str = "title"
     json_text_field: str = "text"
     json_id_field: str = "id"
+
+    @field_validator("checkpointer")
+    @classmethod
+    def _postgres_url(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        if not v.startswith(("postgresql://", "postgres://")):
+            raise ValueError(
+                f"the checkpointer must be a postgresql:// URL (unset: the store's SQLite file), not {v.split('@')[-1]!r}"
+            )
+        return v
 
     @field_validator("home", mode="before")
     @classmethod

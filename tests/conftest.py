@@ -89,10 +89,14 @@ def chat_server():
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Stop the session's local Bolt server (tests/graph_store/bolt.py), if a test started one."""
+    """Stop the session's local Bolt server (tests/graph_store/bolt.py) and PostgreSQL server
+    (tests/graph_store/postgres.py), if a test started them."""
     bolt = sys.modules.get("tests.graph_store.bolt")
     if bolt is not None:
         bolt.close_bolt_target()
+    postgres = sys.modules.get("tests.graph_store.postgres")
+    if postgres is not None:
+        postgres.close_postgres_server()
 
 
 # ------------------------------------------------------------------------------------------ a real chat model
