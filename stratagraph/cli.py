@@ -527,6 +527,56 @@ def chat(
     out.print(f"(resume with: stratagraph chat --thread {convo.thread_id})")
 
 
+HostOpt = Annotated[str, typer.Option("--host", help="Address to bind (anything but loopback needs STRATAGRAPH_HTTP_TOKEN).")]
+PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on.")]
+
+
+def _token(settings: Any, host: str) -> str | None:
+    """The bearer token from the settings; exit 2 when binding beyond loopback without one."""
+    from stratagraph.http_access import AccessError, check_binding
+
+    token = settings.http_token.get_secret_value() if settings.http_token else None
+    try:
+        check_binding(host, token)
+    except AccessError as exc:
+        _fail(str(exc), code=2)
+    return token
+
+
+@app.command()
+def mcp(
+    transport: Annotated[str, typer.Option("--transport", help="stdio (for a client that starts the server) or http (streamable HTTP at /mcp).")] = "stdio",
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 8000,
+    allow_folder: Annotated[
+        list[Path],
+        typer.Option("--allow-folder", help="A folder MCP clients may ingest from and delete documents of (repeatable; none: no ingest, no delete)."),
+    ] = [],  # noqa: B006
+    store: StoreOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Serve the store over the Model Context Protocol: read tools, every answering workflow as an ask_* tool
+    with the Answer as structured content, documents and sections as resources."""
+    from stratagraph.mcp_server import build_server, run
+    from stratagraph.mcp_server.folders import AllowedFolders
+
+    _logging(verbose)
+    if transport not in ("stdio", "http"):
+        _fail(f"--transport {transport!r}: choose stdio or http", code=2)
+    settings = _settings(store)
+    token = _token(settings, host) if transport == "http" else None
+    try:
+        allowed = AllowedFolders.of([*settings.mcp_allowed_folders, *allow_folder])
+    except ValueError as exc:
+        _fail(str(exc), code=2)
+        raise  # unreachable
+    with _session(store, False) as sg:
+        server = build_server(sg, allowed=allowed, host=host, port=port)
+        if transport == "http":
+            err.print(f"MCP over streamable HTTP at http://{host}:{port}/mcp" + (" (bearer token required)" if token else ""))
+        run(server, transport, token=token)
+
+
 threads_app = typer.Typer(help="The conversation threads the store remembers.", invoke_without_command=True)
 app.add_typer(threads_app, name="threads")
 

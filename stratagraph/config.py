@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -53,6 +53,16 @@ class Settings(BaseSettings):
         default=None,
         description="where conversations are remembered: a postgresql:// URL (langgraph-checkpoint-postgres, for "
         "several workers), or unset for <home>/checkpoints.sqlite",
+    )
+
+    # servers (stratagraph mcp, stratagraph serve)
+    http_token: SecretStr | None = Field(
+        default=None,
+        description="bearer token the HTTP servers require (needed to bind anywhere but loopback)",
+    )
+    mcp_allowed_folders: list[Path] = Field(
+        default_factory=list,
+        description="folders the MCP server may ingest from and delete documents of (empty: no ingest, no delete)",
     )
 
     # embeddings
