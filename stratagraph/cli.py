@@ -577,6 +577,27 @@ def mcp(
         run(server, transport, token=token)
 
 
+@app.command()
+def serve(
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 8000,
+    store: StoreOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """A local web page over the store: conversations in threads (streamed replies, citations that open their
+    passage, the trace per node, the evidence graph), the documents with their heading trees and entities,
+    and the store's counts."""
+    from stratagraph.web import serve as serve_page
+
+    _logging(verbose)
+    settings = _settings(store)
+    token = _token(settings, host)
+    with _session(store, False) as sg:
+        where = f"http://{host}:{port}/" + ("?token=<STRATAGRAPH_HTTP_TOKEN>" if token else "")
+        err.print(f"stratagraph serve: {where} (store {settings.home})")
+        serve_page(sg, host, port, token)
+
+
 threads_app = typer.Typer(help="The conversation threads the store remembers.", invoke_without_command=True)
 app.add_typer(threads_app, name="threads")
 

@@ -3,11 +3,7 @@ to it over stdio or streamable HTTP."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -17,22 +13,11 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.conftest import REPO
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def server_env(**extra: str) -> dict[str, str]:
-    path = [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(path), **extra}
+from tests.processes import cli_args, running, server_env
 
 
 def mcp_args(store: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "stratagraph.cli", "--store", str(store), "mcp", *args]
+    return cli_args(store, "mcp", *args)
 
 
 @asynccontextmanager
@@ -46,33 +31,9 @@ async def stdio_session(store: Path, *args: str, env: dict[str, str] | None = No
 
 @contextmanager
 def http_server(store: Path, *args: str, host: str = "127.0.0.1", env: dict[str, str] | None = None) -> Iterator[str]:
-    """``stratagraph mcp --transport http`` as a child process on a free port; yields its /mcp URL once it
-    listens (on 127.0.0.1, whatever it binds)."""
-    port = free_port()
-    proc = subprocess.Popen(
-        mcp_args(store, "--transport", "http", "--host", host, "--port", str(port), *args),
-        env=server_env(**(env or {})), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"the server exited ({proc.returncode}):\n{proc.stderr.read()}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise AssertionError("the server did not listen within 120 s") from None
-                time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """``stratagraph mcp --transport http`` as a child process; yields its /mcp URL once it listens."""
+    with running(store, "mcp", "--transport", "http", *args, host=host, env=env) as base:
+        yield f"{base}/mcp"
 
 
 @asynccontextmanager
