@@ -87,6 +87,13 @@ class PostgresServer:
         return self.url(name)
 
 
+def _unavailable(reason: str) -> None:
+    """Skip the test, except in CI (``CI=true``), where .ci/system-packages installs PostgreSQL: fail there."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
 _server: PostgresServer | None = None
 _root: tempfile.TemporaryDirectory[str] | None = None
 
@@ -98,13 +105,13 @@ def postgres_server() -> PostgresServer:
         return _server
     bindir = _bindir()
     if bindir is None:
-        pytest.skip("PostgreSQL is not installed (apt-get install postgresql; .ci/run does)")
+        _unavailable("PostgreSQL is not installed (apt-get install postgresql; .ci/system-packages does)")
     run_as = None
     if os.geteuid() == 0:
         try:
             run_as = pwd.getpwnam("postgres").pw_name
         except KeyError:
-            pytest.skip("running as root without a 'postgres' user to run PostgreSQL as")
+            _unavailable("running as root without a 'postgres' user to run PostgreSQL as")
     _root = tempfile.TemporaryDirectory(prefix="stratagraph-pg-")
     server = PostgresServer(bindir=bindir, root=Path(_root.name), port=_free_port(), run_as=run_as)
     _server = server.init().start()
