@@ -192,11 +192,28 @@ def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @app.command()
-def export(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """Canonical, sorted dump of every node and edge (byte-identical for the same graph)."""
+def export(
+    fmt: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--format", help="json (default), graphml (yEd, Gephi), gexf (Gephi) or cypher (Neo4j Browser).",
+                     show_default=False),
+    ] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Canonical, sorted dump of every node and edge to stdout (byte-identical for the same graph), as JSON or
+    in another tool's format."""
+    from stratagraph.export import FORMATS, render
+
+    if fmt not in (None, "json", *FORMATS):
+        _fail(f"--format {fmt!r}: choose from json, {', '.join(FORMATS)}", code=2)
+    if as_json and fmt not in (None, "json"):
+        _fail(f"--json and --format {fmt} both name the output format; give one", code=2)
     with _session(store, as_json) as sg:
         data = sg.export()
-    if as_json:
+    if fmt in FORMATS:
+        sys.stdout.write(render(data, fmt))
+    elif as_json:
         sys.stdout.write(json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n")
     else:
         sys.stdout.write(json.dumps(data, ensure_ascii=False, sort_keys=True, indent=1) + "\n")
@@ -508,6 +525,77 @@ def chat(
             except LLMUnavailable as exc:
                 err.print(f"[red]{exc}[/red]")
     out.print(f"(resume with: stratagraph chat --thread {convo.thread_id})")
+
+
+HostOpt = Annotated[str, typer.Option("--host", help="Address to bind (anything but loopback needs STRATAGRAPH_HTTP_TOKEN).")]
+PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on.")]
+
+
+def _token(settings: Any, host: str) -> str | None:
+    """The bearer token from the settings; exit 2 when binding beyond loopback without one."""
+    from stratagraph.http_access import AccessError, check_binding
+
+    token = settings.http_token.get_secret_value() if settings.http_token else None
+    try:
+        check_binding(host, token)
+    except AccessError as exc:
+        _fail(str(exc), code=2)
+    return token
+
+
+@app.command()
+def mcp(
+    transport: Annotated[str, typer.Option("--transport", help="stdio (for a client that starts the server) or http (streamable HTTP at /mcp).")] = "stdio",
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 8000,
+    allow_folder: Annotated[
+        list[Path],
+        typer.Option("--allow-folder", help="A folder MCP clients may ingest from and delete documents of (repeatable; none: no ingest, no delete)."),
+    ] = [],  # noqa: B006
+    store: StoreOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Serve the store over the Model Context Protocol: read tools, every answering workflow as an ask_* tool
+    with the Answer as structured content, documents and sections as resources."""
+    from stratagraph.mcp_server import build_server, run
+    from stratagraph.mcp_server.folders import AllowedFolders
+
+    _logging(verbose)
+    if transport not in ("stdio", "http"):
+        _fail(f"--transport {transport!r}: choose stdio or http", code=2)
+    settings = _settings(store)
+    token = _token(settings, host) if transport == "http" else None
+    try:
+        allowed = AllowedFolders.of([*settings.mcp_allowed_folders, *allow_folder])
+    except ValueError as exc:
+        _fail(str(exc), code=2)
+        raise  # unreachable
+    with _session(store, False) as sg:
+        server = build_server(sg, allowed=allowed, host=host, port=port)
+        if transport == "http":
+            err.print(f"MCP over streamable HTTP at http://{host}:{port}/mcp" + (" (bearer token required)" if token else ""))
+        run(server, transport, token=token)
+
+
+@app.command()
+def serve(
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 8000,
+    store: StoreOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """A local web page over the store: conversations in threads (streamed replies, citations that open their
+    passage, the trace per node, the evidence graph), the documents with their heading trees and entities,
+    and the store's counts."""
+    from stratagraph.web import serve as serve_page
+
+    _logging(verbose)
+    settings = _settings(store)
+    token = _token(settings, host)
+    with _session(store, False) as sg:
+        where = f"http://{host}:{port}/" + ("?token=<STRATAGRAPH_HTTP_TOKEN>" if token else "")
+        err.print(f"stratagraph serve: {where} (store {settings.home})")
+        serve_page(sg, host, port, token)
 
 
 threads_app = typer.Typer(help="The conversation threads the store remembers.", invoke_without_command=True)

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -48,6 +48,22 @@ class Settings(BaseSettings):
         "connections before the write fails",
     )
     chroma_url: str | None = None
+
+    checkpointer: str | None = Field(
+        default=None,
+        description="where conversations are remembered: a postgresql:// URL (langgraph-checkpoint-postgres, for "
+        "several workers), or unset for <home>/checkpoints.sqlite",
+    )
+
+    # servers (stratagraph mcp, stratagraph serve)
+    http_token: SecretStr | None = Field(
+        default=None,
+        description="bearer token the HTTP servers require (needed to bind anywhere but loopback)",
+    )
+    mcp_allowed_folders: list[Path] = Field(
+        default_factory=list,
+        description="folders the MCP server may ingest from and delete documents of (empty: no ingest, no delete)",
+    )
 
     # embeddings
     embeddings: Literal["minilm", "openai"] = "minilm"
@@ -105,6 +121,17 @@ class Settings(BaseSettings):
     json_title_field: str = "title"
     json_text_field: str = "text"
     json_id_field: str = "id"
+
+    @field_validator("checkpointer")
+    @classmethod
+    def _postgres_url(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        if not v.startswith(("postgresql://", "postgres://")):
+            raise ValueError(
+                f"the checkpointer must be a postgresql:// URL (unset: the store's SQLite file), not {v.split('@')[-1]!r}"
+            )
+        return v
 
     @field_validator("home", mode="before")
     @classmethod

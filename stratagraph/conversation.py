@@ -1,8 +1,8 @@
 """A conversation with the ``chat`` workflow, remembered in the store: what ``StrataGraph.chat`` returns and
 what ``stratagraph chat`` / ``ask --thread`` drive.
 
-Each :class:`Conversation` is one thread of the store's SQLite checkpointer (``<home>/checkpoints.sqlite``):
-resuming a thread id in another process (or after a restart) continues with its history, and many threads
+Each :class:`Conversation` is one thread of the store's checkpointer (``<home>/checkpoints.sqlite``, or
+PostgreSQL with ``STRATAGRAPH_CHECKPOINTER``): resuming a thread id in another process (or after a restart) continues with its history, and many threads
 can run at once on one store.
 """
 

@@ -93,10 +93,18 @@ class Services:
 
     @property
     def checkpoints(self) -> Checkpoints:
-        """The store's conversation memory (``<home>/checkpoints.sqlite``)."""
-        from stratagraph.graph_store.checkpoints import Checkpoints
+        """The store's conversation memory: ``<home>/checkpoints.sqlite``, or PostgreSQL when
+        ``settings.checkpointer`` names a server."""
+        return self._get("checkpoints", self._make_checkpoints)  # type: ignore[return-value]
 
-        return self._get("checkpoints", lambda: Checkpoints.from_settings(self.settings))  # type: ignore[return-value]
+    def _make_checkpoints(self) -> Checkpoints:
+        if self.settings.checkpointer:
+            from stratagraph.graph_store.postgres_checkpoints import PostgresCheckpoints
+
+            return PostgresCheckpoints(self.settings.checkpointer)
+        from stratagraph.graph_store.checkpoints import SQLiteCheckpoints
+
+        return SQLiteCheckpoints.from_settings(self.settings)
 
     @property
     def extractor(self) -> Extractor:

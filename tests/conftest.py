@@ -65,6 +65,19 @@ def canonical(export: dict) -> str:
     return json.dumps(export, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+@pytest.fixture(scope="session")
+def examples_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store holding examples/ (spaCy extractor, no LLM), ingested once per session for every test that
+    reads it (workflows, export, MCP, the web page)."""
+    from stratagraph import Settings, StrataGraph
+
+    home = tmp_path_factory.mktemp("examples-store")
+    with StrataGraph(Settings(home=home)) as sg:
+        result = sg.ingest([EXAMPLES], base=EXAMPLES.parent)
+        assert result.failed == 0
+    return home
+
+
 @pytest.fixture
 def chat_server():
     """A started :class:`tests.scripted_llm.ScriptedChatServer`, closed after the test."""
@@ -76,10 +89,14 @@ def chat_server():
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Stop the session's local Bolt server (tests/graph_store/bolt.py), if a test started one."""
+    """Stop the session's local Bolt server (tests/graph_store/bolt.py) and PostgreSQL server
+    (tests/graph_store/postgres.py), if a test started them."""
     bolt = sys.modules.get("tests.graph_store.bolt")
     if bolt is not None:
         bolt.close_bolt_target()
+    postgres = sys.modules.get("tests.graph_store.postgres")
+    if postgres is not None:
+        postgres.close_postgres_server()
 
 
 # ------------------------------------------------------------------------------------------ a real chat model

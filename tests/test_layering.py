@@ -5,7 +5,7 @@ function-level (lazy) ones alike; only imports under ``if TYPE_CHECKING:`` are l
 Relative imports are resolved, and ``from pkg import name`` names the submodule ``pkg.name`` when there
 is one, else ``pkg``. The rules:
 
-* only ``stratagraph.graph_store`` imports database clients (``sqlite3``, ``chromadb``, ``neo4j``);
+* only ``stratagraph.graph_store`` imports database clients (``sqlite3``, ``chromadb``, ``neo4j``, ``psycopg``);
 * ``stratagraph.retrieval`` and ``stratagraph.tools`` never import ``stratagraph.ingest``;
 * ``stratagraph.agents`` never imports ``stratagraph.graph_store`` (it reads the stores through tools) nor
   ``stratagraph.workflows`` (a workflow hands over to another through the graph's wiring);
@@ -32,7 +32,7 @@ from pathlib import Path
 
 PACKAGE = "stratagraph"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE
-DB_CLIENTS = ("sqlite3", "chromadb", "neo4j")
+DB_CLIENTS = ("sqlite3", "chromadb", "neo4j", "psycopg", "psycopg_pool")
 READING_NEVER = ("graph_store", "ingest", "agents", "workflows", "services")
 
 

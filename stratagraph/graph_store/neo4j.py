@@ -85,7 +85,7 @@ from stratagraph.schema import (
 if TYPE_CHECKING:
     from stratagraph.config import Settings
 
-__all__ = ["CypherResult", "Neo4jGraphStore"]
+__all__ = ["CypherResult", "EDGE_RESERVED", "NODE", "NODE_RESERVED", "Neo4jGraphStore", "scalar_copies"]
 
 T = TypeVar("T")
 
@@ -127,19 +127,19 @@ def _scalar(value: Any) -> bool:
     return False
 
 
-def _copies(props: Mapping[str, Any], reserved: frozenset[str]) -> dict[str, Any]:
+def scalar_copies(props: Mapping[str, Any], reserved: frozenset[str]) -> dict[str, Any]:
     """The top-level scalar props copied as plain properties (for Cypher readers; never read back)."""
     return {k: v for k, v in props.items() if k and k not in reserved and _scalar(v)}
 
 
 def _node_map(node_id: str, label: str, props_json: str, doc_ids: Sequence[str]) -> dict[str, Any]:
-    out = _copies(json.loads(props_json), NODE_RESERVED)
+    out = scalar_copies(json.loads(props_json), NODE_RESERVED)
     out.update(id=node_id, label=label, doc_ids=list(doc_ids), props=props_json)
     return out
 
 
 def _edge_map(w: EdgeWrite) -> dict[str, Any]:
-    out = _copies(json.loads(w.props_json), EDGE_RESERVED)
+    out = scalar_copies(json.loads(w.props_json), EDGE_RESERVED)
     out.update(id=w.id, key=w.key, weight=w.weight, doc_ids=list(w.doc_ids), props=w.props_json)
     return out
 

@@ -1,5 +1,5 @@
-"""Fixtures of the workflow tests: the bundled examples ingested once per session, and a check that an
-answer's citations are verbatim and where they say they are."""
+"""Fixtures of the workflow tests: the examples store without a chat model (``examples_home`` is in
+``tests/conftest.py``), and a check that an answer's citations are verbatim and where they say they are."""
 
 from __future__ import annotations
 
@@ -10,17 +10,6 @@ import pytest
 
 from stratagraph import Settings, StrataGraph
 from stratagraph.answers import Answer
-from tests.conftest import EXAMPLES
-
-
-@pytest.fixture(scope="session")
-def examples_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store holding examples/ (spaCy extractor, no LLM), ingested once for all workflow tests."""
-    home = tmp_path_factory.mktemp("examples-store")
-    with StrataGraph(Settings(home=home)) as sg:
-        result = sg.ingest([EXAMPLES], base=EXAMPLES.parent)
-        assert result.failed == 0
-    return home
 
 
 @pytest.fixture
