@@ -664,6 +664,31 @@ def eval_retrieval(
     _emit(report, as_json, format_table(report))
 
 
+@eval_app.command("generate")
+def eval_generate(
+    out: Annotated[Path, typer.Option("--out", help="Folder to write questions.jsonl into.")],
+    n: Annotated[int, typer.Option("--n", min=1, help="How many questions.")] = 50,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the (deterministic) choice.")] = 0,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Questions from the current store's graph, no model needed (table cells, sums and comparisons over rows,
+    sections, citation hops, 2-hop chains, changes between periods), each with its answer and gold chunks;
+    run them with `eval qa --dataset OUT` or `eval retrieval --dataset OUT` (against the current store)."""
+    from collections import Counter
+
+    from stratagraph.eval.generate import generate, write_questions
+
+    _logging(verbose)
+    with _session(store, as_json) as sg:
+        questions = generate(sg.services.graph, n=n, seed=seed)
+    path = write_questions(questions, out)
+    kinds = dict(sorted(Counter(q.kind for q in questions).items()))
+    _emit({"questions": len(questions), "path": str(path), "kinds": kinds}, as_json,
+          f"{len(questions)} questions -> {path}\n" + "\n".join(f"  {k}: {v}" for k, v in kinds.items()))
+
+
 @eval_app.command("qa")
 def eval_qa(
     dataset: Annotated[str, typer.Option("--dataset", help="A dataset name under $STRATAGRAPH_DATA_DIR, or a folder.")],

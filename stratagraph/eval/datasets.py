@@ -5,6 +5,8 @@ A dataset is a folder in one of two layouts:
 
 * passages (``../shared/data``): ``corpus.jsonl`` (``title``, ``text``; a passage is identified by its title)
   and ``questions.jsonl`` (``id``, ``question``, ``answers``, ``gold_titles``);
+* store (``eval generate``): ``questions.jsonl`` only (with ``gold_chunks`` and ``derivation``); its questions
+  run against the current store, whose documents they were generated from;
 * documents (``benchmarks/data``): ``docs/`` (files of any supported type, ingested with the dataset folder as
   the base, so a document's id is its path there, ``docs/report.md``) and ``questions.jsonl`` (``id``,
   ``question``, ``kind``, ``answers``, ``answer_type``, ``gold_docs`` as such paths, ``gold_sections`` as
@@ -17,6 +19,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -35,6 +38,8 @@ class Question(BaseModel):
     gold_titles: list[str] = Field(default_factory=list)
     gold_docs: list[str] = Field(default_factory=list)
     gold_sections: list[str] = Field(default_factory=list)
+    gold_chunks: list[str] = Field(default_factory=list)  # generated sets: the chunks the answer is read from
+    derivation: dict[str, Any] | None = None  # generated sets: where in the documents the answer stands
     type: str | None = None
     kind: str | None = None
     answer_type: str | None = None
@@ -52,8 +57,14 @@ class Dataset(BaseModel):
 
     @property
     def documents(self) -> bool:
-        """True for the documents layout (``docs/``), False for passages (``corpus.jsonl``)."""
-        return (self.path / "docs").is_dir() and not (self.path / "corpus.jsonl").is_file()
+        """True for the documents layout (``docs/``) and for a set run on the current store, False for
+        passages (``corpus.jsonl``)."""
+        return not (self.path / "corpus.jsonl").is_file()
+
+    @property
+    def on_store(self) -> bool:
+        """A folder with questions only (``eval generate``): its questions run against the current store."""
+        return not (self.path / "corpus.jsonl").is_file() and not (self.path / "docs").is_dir()
 
     @property
     def corpus(self) -> Path:
@@ -86,8 +97,6 @@ def load_dataset(name_or_path: str, limit: int | None = None) -> Dataset:
     qfile = path / "questions.jsonl"
     if not qfile.is_file():
         raise DatasetError(f"{qfile}: missing (a dataset folder holds questions.jsonl)")
-    if not (path / "corpus.jsonl").is_file() and not (path / "docs").is_dir():
-        raise DatasetError(f"{path}: neither corpus.jsonl nor docs/ (the corpus of a dataset)")
     questions: list[Question] = []
     with qfile.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):

@@ -135,6 +135,8 @@ def ensure_store(dataset: Dataset, settings: Settings, progress: Callable[[str, 
     """Ingest the corpus into its cached store unless a completed ingest is already there."""
     from stratagraph.api import StrataGraph
 
+    if dataset.on_store:
+        return settings
     eval_settings = store_settings(dataset, settings)
     marker = Path(eval_settings.home) / READY_MARKER
     if marker.is_file():

@@ -1,0 +1,306 @@
+"""Re-derive the answers of a generated question set (``stratagraph eval generate``) from the documents' text.
+
+The graph is not read: each document file is parsed here (Markdown headings and pipe tables, HTML headings,
+paragraphs and tables, plain text), and each question's answer is derived again from the place its
+``derivation`` names (a document, a section heading, a row and columns, a name, a citing section):
+
+* ``table_cell``: the cell at (row, column) of a table under the section heading;
+* ``sum_comparison`` / ``period_change``: the cells, parsed and added, compared or subtracted here;
+* ``section``: the one section whose text states the name;
+* ``citation_hop``: the section's citation markers ([1], [1, 2], (Author, 2019), Author et al. (2019)) resolved
+  through the reference list to the one sibling document whose title the reference states;
+* ``chain_2hop``: verified rather than derived: a sentence states both names of the first hop, and another
+  sentence states the bridge, the answer and the second predicate (its stem).
+
+A derived answer agrees when it contains the first accepted answer (``stratagraph.eval.accuracy.contains``,
+numbers as numbers).
+
+    python benchmarks/check_generated.py --questions DIR/questions.jsonl [--base .] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import Counter
+from decimal import Decimal, InvalidOperation
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from stratagraph.eval.accuracy import contains  # noqa: E402
+
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+class Section:
+    def __init__(self, heading: str) -> None:
+        self.heading = heading
+        self.lines: list[str] = []
+        self.tables: list[list[list[str]]] = []
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def parse_markdown(text: str) -> tuple[str, list[Section]]:
+    front = re.match(r"^---\n(.*?)\n---\n", text, re.S)
+    title = ""
+    if front:
+        m = re.search(r"^title:\s*(.+)$", front.group(1), re.M)
+        title = m.group(1).strip().strip("\"'") if m else ""
+        text = text[front.end():]
+    sections = [Section("")]
+    table: list[list[str]] | None = None
+    for line in text.splitlines():
+        m = HEADING.match(line)
+        if m:
+            sections.append(Section(m.group(2).strip()))
+            title = title or m.group(2).strip()
+            table = None
+            continue
+        if line.strip().startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
+                continue
+            if table is None:
+                table = []
+                sections[-1].tables.append(table)
+            table.append(cells)
+            sections[-1].lines.append(" ".join(cells))
+            continue
+        table = None
+        sections[-1].lines.append(line)
+    return title, sections
+
+
+class _Html(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.title = ""
+        self.sections = [Section("")]
+        self.tag = ""
+        self.buf: list[str] = []
+        self.row: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag in ("h1", "h2", "h3", "h4", "h5", "h6", "title", "td", "th", "p", "li"):
+            self.buf, self.tag = [], tag
+        if tag == "table":
+            self.sections[-1].tables.append([])
+        if tag == "tr":
+            self.row = []
+
+    def handle_data(self, data: str) -> None:
+        self.buf.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        text = " ".join("".join(self.buf).split())
+        if tag == "title":
+            self.title = text
+        elif tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            self.sections.append(Section(text))
+        elif tag in ("td", "th") and self.row is not None:
+            self.row.append(text)
+        elif tag == "tr" and self.row is not None:
+            self.sections[-1].tables[-1].append(self.row)
+            self.sections[-1].lines.append(" ".join(self.row))
+            self.row = None
+        elif tag in ("p", "li"):
+            self.sections[-1].lines.append(text)
+        if tag == self.tag:
+            self.buf = []
+
+
+def parse(path: Path) -> tuple[str, list[Section]]:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in (".html", ".htm"):
+        p = _Html()
+        p.feed(text)
+        return p.title, p.sections
+    return parse_markdown(text)
+
+
+def number(cell: str) -> Decimal | None:
+    m = re.fullmatch(r"\s*(\()?\s*(-)?[$€£]?\s*([\d,]*\.?\d+)\s*(\))?\s*", cell)
+    if not m:
+        return None
+    try:
+        value = Decimal(m.group(3).replace(",", ""))
+    except InvalidOperation:
+        return None
+    return -value if (m.group(1) and m.group(4)) or m.group(2) else value
+
+
+def _section(sections: list[Section], heading: str) -> Section | None:
+    return next((s for s in sections if _norm(s.heading) == _norm(heading)), None)
+
+
+def cell(sections: list[Section], heading: str, row: str, column: str) -> str | None:
+    sec = _section(sections, heading)
+    for table in sec.tables if sec else []:
+        header = [_norm(h) for h in table[0]]
+        if _norm(column) not in header:
+            continue
+        col = header.index(_norm(column))
+        for r in table[1:]:
+            if r and _norm(r[0]) == _norm(row) and col < len(r):
+                return r[col]
+    return None
+
+
+def _fmt(value: Decimal) -> str:
+    return f"{value:,f}"
+
+
+def _table_answer(q: dict[str, Any], sections: list[Section]) -> str | None:
+    d = q["derivation"]
+    if q["kind"] == "table_cell":
+        return cell(sections, d["section"], d["row"], d["column"])
+    if q["kind"] == "period_change":
+        old, new = (number(cell(sections, d["section"], d["row"], c) or "") for c in d["columns"])
+        return _fmt(new - old) if old is not None and new is not None else None
+    a, b = (number(cell(sections, d["section"], r, d["column"]) or "") for r in d["rows"])
+    if a is None or b is None:
+        return None
+    if d["operation"] == "sum":
+        return _fmt(a + b)
+    return d["rows"][0] if a > b else d["rows"][1] if b > a else None
+
+
+def _section_answer(q: dict[str, Any], sections: list[Section]) -> str | None:
+    name = _norm(q["derivation"]["name"])
+    holders = [s for s in sections if s.heading and name in _norm(s.text)]
+    return holders[0].heading if len(holders) == 1 else None
+
+
+REF = re.compile(r"^\s*\[(\d+)\]\s*(.+)$")
+
+
+def _references(sections: list[Section]) -> tuple[dict[str, str], list[str]]:
+    numbered: dict[str, str] = {}
+    entries: list[str] = []
+    for s in sections:
+        if "reference" in s.heading.casefold() or "bibliograph" in s.heading.casefold():
+            for line in s.lines:
+                if not line.strip():
+                    continue
+                entries.append(line)
+                m = REF.match(line)
+                if m:
+                    numbered[m.group(1)] = m.group(2)
+    return numbered, entries
+
+
+def _markers(text: str, numbered: dict[str, str], entries: list[str]) -> list[str]:
+    cited: list[str] = []
+    for group in re.findall(r"\[([\d,\s–-]+)\]", text):
+        for part in re.split(r"\s*,\s*", group):
+            ends = re.split(r"\s*[–-]\s*", part)
+            if all(e.isdigit() for e in ends):
+                cited += [numbered.get(str(i), "") for i in range(int(ends[0]), int(ends[-1]) + 1)]
+    for surname, year in re.findall(r"([A-Z][\w'-]+)(?: et al\.| and [A-Z][\w'-]+)?,? \(?(\d{4})", text):
+        cited += [e for e in entries if surname in e and year in e]
+    return [c for c in cited if c]
+
+
+def _citation_answer(q: dict[str, Any], sections: list[Section], path: Path) -> str | None:
+    sec = _section(sections, q["derivation"]["section"])
+    if sec is None:
+        return None
+    numbered, entries = _references(sections)
+    refs = _markers(sec.text, numbered, entries)
+    titles = {}
+    for sibling in sorted(path.parent.glob("*")):
+        if sibling.is_file() and sibling != path and sibling.suffix.lower() in (".md", ".html", ".htm", ".txt"):
+            titles[parse(sibling)[0]] = sibling
+    hits = {t for t in titles if t and any(_norm(t) in _norm(r) for r in refs)}
+    return next(iter(hits)) if len(hits) == 1 else None
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?;])\s+|\n+", text) if s.strip()]
+
+
+def _chain_answer(q: dict[str, Any], base: Path) -> str | None:
+    d = q["derivation"]
+    sents = [_norm(s) for src in d["sources"] for sec in parse(base / src)[1] for s in _sentences(sec.text)]
+    x, y = (_norm(v) for v in d["first"])
+    b, z = (_norm(v) for v in d["second"])
+    stem = _norm(d["predicates"][1])[:4]
+    first = [s for s in sents if x in s and y in s]
+    second = [s for s in sents if b in s and z in s and stem in s and s not in first]
+    return d["second"][1] if first and second else None
+
+
+def derive(q: dict[str, Any], base: Path) -> str | None:
+    d = q.get("derivation") or {}
+    if q["kind"] == "chain_2hop":
+        return _chain_answer(q, base)
+    path = base / d["source"]
+    _, sections = parse(path)
+    if q["kind"] == "section":
+        return _section_answer(q, sections)
+    if q["kind"] == "citation_hop":
+        return _citation_answer(q, sections, path)
+    return _table_answer(q, sections)
+
+
+def agrees(derived: str | None, q: dict[str, Any]) -> bool:
+    if derived is None:
+        return False
+    want = q["answers"][0]
+    a, b = number(derived.replace(",", "")), number(want.replace(",", ""))
+    if a is not None and b is not None:
+        return a == b
+    return contains(derived, want)
+
+
+def check(questions: list[dict[str, Any]], base: Path) -> dict[str, Any]:
+    rows = []
+    for q in questions:
+        try:
+            derived = derive(q, base)
+        except (OSError, KeyError, TypeError) as exc:
+            derived = f"error: {exc}"
+        rows.append({"id": q["id"], "kind": q["kind"], "answer": q["answers"][0], "derived": derived, "ok": agrees(derived, q)})
+    kinds = Counter(r["kind"] for r in rows)
+    ok = Counter(r["kind"] for r in rows if r["ok"])
+    return {
+        "questions": len(rows),
+        "agree": sum(ok.values()),
+        "share": round(100 * sum(ok.values()) / max(len(rows), 1), 1),
+        "kinds": {k: {"questions": kinds[k], "agree": ok[k]} for k in sorted(kinds)},
+        "disagree": [r for r in rows if not r["ok"]],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--questions", type=Path, required=True)
+    ap.add_argument("--base", type=Path, default=Path.cwd(), help="the folder the documents were ingested from (their ids are paths under it)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    result = check(questions, args.base)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+        return
+    print(f"{result['agree']}/{result['questions']} answers re-derived from the documents ({result['share']}%)")
+    for kind, c in result["kinds"].items():
+        print(f"  {kind:16} {c['agree']}/{c['questions']}")
+    for r in result["disagree"]:
+        print(f"  disagree {r['id']}: generated {r['answer']!r}, derived {r['derived']!r}")
+
+
+if __name__ == "__main__":
+    main()
