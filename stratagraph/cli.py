@@ -626,6 +626,21 @@ eval_app = typer.Typer(help="Measure retrieval or answering on a benchmark datas
 app.add_typer(eval_app, name="eval")
 
 
+ReportOpt = Annotated[
+    Optional[Path],  # noqa: UP045 - typer needs Optional
+    typer.Option("--report", help="Also write report.html (tables, inline SVG plots) and report.json into this folder."),
+]
+
+
+def _write_report(report: dict[str, Any], kind: str, folder: Path | None) -> None:
+    if folder is None:
+        return
+    from stratagraph.eval.report import write_report
+
+    html = write_report(report, kind, folder)
+    err.print(f"report: {html}")
+
+
 @eval_app.command("retrieval")
 def eval_retrieval(
     dataset: Annotated[str, typer.Option("--dataset", help="A dataset name under $STRATAGRAPH_DATA_DIR, or a folder.")],
@@ -635,6 +650,7 @@ def eval_retrieval(
     ks: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs for recall@k.")] = "2,5",
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N questions.")] = None,  # noqa: UP045
     filters: FilterOpt = [],  # noqa: B006
+    report_dir: ReportOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -661,6 +677,7 @@ def eval_retrieval(
         _fail(str(exc), code=2)
     except (StoreUnavailable, RuntimeError) as exc:
         _fail(str(exc))
+    _write_report(report, "retrieval", report_dir)
     _emit(report, as_json, format_table(report))
 
 
@@ -696,6 +713,10 @@ def eval_qa(
         str, typer.Option("--strategies", help="Comma-separated workflows (tqr,kag,bag,lesegr,hybrid) and/or first_sentence.")
     ] = "tqr,kag,bag,lesegr,hybrid,first_sentence",
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N questions.")] = None,  # noqa: UP045
+    metrics: Annotated[str, typer.Option("--metrics", help="Comma-separated: gold_recall, citation_validity, "
+                                         "computed_share (no model); faithfulness, answer_relevance, "
+                                         "context_precision, context_recall (a chat model judges).")] = "",
+    report_dir: ReportOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -713,11 +734,13 @@ def eval_qa(
     settings = _settings(store)
     try:
         with _progress_bar() as progress:
-            report = evaluate_qa(dataset, names, settings, limit=limit, progress=progress)
+            report = evaluate_qa(dataset, names, settings, limit=limit, progress=progress,
+                                 metrics=[m.strip() for m in metrics.split(",") if m.strip()])
     except DatasetError as exc:
         _fail(str(exc), code=2)
     except (StoreUnavailable, LLMUnavailable, RuntimeError) as exc:
         _fail(str(exc))
+    _write_report(report, "qa", report_dir)
     for row in report["results"].values():
         row.pop("answers", None)
     _emit(report, as_json, format_qa(report))

@@ -145,17 +145,8 @@ def answer_kind(answer: Any) -> str:
     return "computed" if answer.computed is not None else "span"
 
 
-def evaluate_qa(
-    dataset_name: str,
-    workflows: Sequence[str],
-    settings: Settings,
-    limit: int | None = None,
-    chat_model: Any = None,
-    progress: Callable[[str, int, int], None] | None = None,
-) -> dict[str, Any]:
-    """The ``eval qa`` report: ``{"dataset", "questions", "results": {workflow: metrics}}``."""
-    from stratagraph.services import Services
-    from stratagraph.workflows import ANSWERING, ask, workflow_name
+def _workflow_names(workflows: Sequence[str]) -> list[str]:
+    from stratagraph.workflows import ANSWERING, workflow_name
 
     names = []
     for w in workflows:
@@ -169,6 +160,86 @@ def evaluate_qa(
         if short not in ANSWERING:
             raise DatasetError(f"{w!r} does not answer questions; choose from {', '.join([*ANSWERING, BASELINE])}")
         names.append(short)
+    return names
+
+
+def _check_metrics(metrics: Sequence[str], svc: Any) -> None:
+    from stratagraph.eval.metrics import LLM_METRICS, MODEL_FREE
+
+    unknown = [m for m in metrics if m not in (*MODEL_FREE, *LLM_METRICS)]
+    if unknown:
+        raise DatasetError(f"unknown metric {', '.join(unknown)}; choose from {', '.join((*MODEL_FREE, *LLM_METRICS))}")
+    if any(m in LLM_METRICS for m in metrics) and svc.llm is None:
+        raise DatasetError(f"{', '.join(m for m in metrics if m in LLM_METRICS)} need a chat model "
+                           "(STRATAGRAPH_LLM_MODEL and OPENAI_BASE_URL, or chat_model=)")  # fmt: skip
+
+
+class _Scorer:
+    """The ``--metrics`` of one run: per question, then means per workflow (:mod:`stratagraph.eval.metrics`)."""
+
+    def __init__(self, svc: Any, metrics: Sequence[str]) -> None:
+        from stratagraph.eval.metrics import LLM_METRICS, Judge
+
+        self.svc = svc
+        self.metrics = list(metrics)
+        self.llm_metrics = [m for m in metrics if m in LLM_METRICS]
+        self.judge = Judge(svc.llm, svc.embeddings) if self.llm_metrics else None
+        self.judge_ms = 0.0
+
+    def chunk(self, chunk_id: str) -> tuple[str, str] | None:
+        node = self.svc.graph.get_node(chunk_id)
+        return (str(node.props.get("doc_id", "")), str(node.props.get("text", ""))) if node is not None else None
+
+    def context(self, answer: Any) -> list[str]:
+        from stratagraph.eval.metrics import _citations
+
+        ids = list(dict.fromkeys(c.chunk_id for c in _citations(answer)))
+        return [c[1] for c in map(self.chunk, ids) if c is not None]
+
+    def score(self, q: Question, answer: Any) -> dict[str, Any]:
+        from stratagraph.eval.metrics import citation_validity, gold_recall
+
+        out: dict[str, Any] = {}
+        if answer is None:
+            return out
+        if "gold_recall" in self.metrics:
+            out["gold_recall"] = gold_recall(q, answer)
+        if "citation_validity" in self.metrics:
+            out["citation_validity"] = float(citation_validity(answer, self.chunk)) if answer.found else None
+        if self.judge is not None:
+            started = time.perf_counter()
+            out |= self.judge.score(self.llm_metrics, q.question, answer.answer, q.answers[0] if q.answers else "",
+                                    self.context(answer))  # fmt: skip
+            self.judge_ms += (time.perf_counter() - started) * 1000
+        return out
+
+    def summary(self, scores: Sequence[dict[str, Any]], answers: Sequence[Any]) -> dict[str, Any]:
+        from stratagraph.eval.metrics import computed_share, mean
+
+        out: dict[str, Any] = {m: mean([s.get(m) for s in scores]) for m in self.metrics if m != "computed_share"}
+        if "computed_share" in self.metrics:
+            out["computed_share"] = computed_share([a for a in answers if a is not None])
+        if self.judge is not None:
+            out["judge_llm_calls"] = self.judge.usage.llm_calls
+            out["judge_seconds"] = round(self.judge_ms / 1000, 1)
+        return out
+
+
+def evaluate_qa(
+    dataset_name: str,
+    workflows: Sequence[str],
+    settings: Settings,
+    limit: int | None = None,
+    chat_model: Any = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    metrics: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The ``eval qa`` report: ``{"dataset", "questions", "results": {workflow: metrics}}``; with ``metrics``
+    (:mod:`stratagraph.eval.metrics`) each workflow's row also holds ``metrics`` (their means)."""
+    from stratagraph.services import Services
+    from stratagraph.workflows import ask
+
+    names = _workflow_names(workflows)
     dataset = load_dataset(dataset_name, limit=limit)
     if not any(q.answers for q in dataset.questions):
         raise DatasetError(f"dataset {dataset.name} has no answers: eval qa needs accepted answers (eval retrieval does not)")
@@ -176,13 +247,15 @@ def evaluate_qa(
     svc = Services(eval_settings, chat_model=chat_model)
     results: dict[str, Any] = {}
     try:
+        _check_metrics(metrics, svc)
         for i, name in enumerate(names):
             if progress is not None:
                 progress(f"eval qa {name}", i, len(names))
+            scorer = _Scorer(svc, metrics) if metrics else None
 
-            def run(question: str, name: str = name) -> tuple[str, bool, str, tuple[int, int, int]]:
+            def run(question: str, name: str = name) -> tuple[str, bool, str, tuple[int, int, int], Any]:
                 if name == BASELINE:
-                    return _first_sentence(svc, question)
+                    return (*_first_sentence(svc, question), None)
                 if name == AUTO:
                     from stratagraph.conversation import Conversation
 
@@ -190,20 +263,24 @@ def evaluate_qa(
                 else:
                     answer = ask(svc, name, question)
                 u = answer.usage
-                return answer.answer, answer.found, answer_kind(answer), (u.llm_calls, u.input_tokens, u.output_tokens)
+                return answer.answer, answer.found, answer_kind(answer), (u.llm_calls, u.input_tokens, u.output_tokens), answer
 
             if svc.llm is None:  # warm-up (models, caches); not with a chat model, whose replies it would cache
                 run(dataset.questions[0].question)
-            runs = []
+            runs, objects, scores = [], [], []
             for q in dataset.questions:
                 started = time.perf_counter()
-                text, found, kind, (calls, tokens_in, tokens_out) = run(q.question)
+                text, found, kind, (calls, tokens_in, tokens_out), answer = run(q.question)
                 runs.append(QARun(id=q.id, answer=text, found=found, kind=kind, ms=(time.perf_counter() - started) * 1000,
                                   llm_calls=calls, input_tokens=tokens_in, output_tokens=tokens_out))  # fmt: skip
+                objects.append(answer)
+                scores.append(scorer.score(q, answer) if scorer is not None else {})
             results[name] = summarize_qa(dataset.questions, runs)
-            results[name]["answers"] = {r.id: {"answer": r.answer, "found": r.found, "kind": r.kind,
-                                               "correct": accurate(r.answer, r.found, q.answers)}
-                                        for q, r in zip(dataset.questions, runs, strict=True)}  # fmt: skip
+            if scorer is not None:
+                results[name]["metrics"] = scorer.summary(scores, objects)
+            results[name]["answers"] = {r.id: {"answer": r.answer, "found": r.found, "kind": r.kind, "ms": round(r.ms, 1),
+                                               "correct": accurate(r.answer, r.found, q.answers), **s}
+                                        for q, r, s in zip(dataset.questions, runs, scores, strict=True)}  # fmt: skip
     finally:
         svc.close()
     return {"dataset": dataset.name, "questions": len(dataset.questions), "results": results}
@@ -218,6 +295,10 @@ def format_qa(report: dict[str, Any]) -> str:
          r.get("first_half", {}).get("f1", ""), r.get("second_half", {}).get("f1", "")]
         for name, r in report["results"].items()
     ]  # fmt: skip
+    extra = list(next((r.get("metrics", {}) for r in report["results"].values() if r.get("metrics")), {}))
+    head += extra
+    for row, r in zip(rows, report["results"].values(), strict=True):
+        row += ["" if r.get("metrics", {}).get(m) is None else r["metrics"][m] for m in extra]
     widths = [max(len(str(v)) for v in col) for col in zip(head, *rows, strict=True)]
     lines = [f"{report['dataset']} ({report['questions']} questions)"]
     for cells in (head, *rows):
