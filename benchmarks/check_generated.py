@@ -145,9 +145,8 @@ def _section(sections: list[Section], heading: str) -> Section | None:
     return next((s for s in sections if _norm(s.heading) == _norm(heading)), None)
 
 
-def cell(sections: list[Section], heading: str, row: str, column: str) -> str | None:
-    sec = _section(sections, heading)
-    for table in sec.tables if sec else []:
+def _cell_in(sec: Section, row: str, column: str) -> str | None:
+    for table in sec.tables:
         header = [_norm(h) for h in table[0]]
         if _norm(column) not in header:
             continue
@@ -156,6 +155,16 @@ def cell(sections: list[Section], heading: str, row: str, column: str) -> str | 
             if r and _norm(r[0]) == _norm(row) and col < len(r):
                 return r[col]
     return None
+
+
+def cell(sections: list[Section], heading: str, row: str, column: str) -> str | None:
+    """The cell at (row, column) of a table under ``heading``; with no heading (a question naming only the
+    document), of the one table of the document that has that cell."""
+    if not heading:
+        found = [c for s in sections if (c := _cell_in(s, row, column)) is not None]
+        return found[0] if len(found) == 1 else None
+    sec = _section(sections, heading)
+    return _cell_in(sec, row, column) if sec else None
 
 
 def _fmt(value: Decimal) -> str:

@@ -69,7 +69,20 @@ class _Graph:
 
 def _where(g: _Graph, section_id: str) -> str:
     doc_id = g.sections[section_id].props["doc_id"]
+    if _root(g, section_id):
+        return f'in "{g.title(doc_id)}"'
     return f'in "{g.title(doc_id)}", section "{g.heading(section_id)}"'
+
+
+def _root(g: _Graph, section_id: str) -> bool:
+    """The document's own section (text before its first heading, titled as the document): a document the
+    reader may see under another first heading, so questions name the document only."""
+    return g.heading(section_id) == g.title(g.sections[section_id].props["doc_id"])
+
+
+def _heading(g: _Graph, section_id: str) -> str:
+    """The section as a question names it: its heading, or "" for the document's own section."""
+    return "" if _root(g, section_id) else g.heading(section_id)
 
 
 def _question(kind: str, text: str, answers: list[str], docs: Sequence[str], sections: Sequence[str],
@@ -99,7 +112,7 @@ class _Cell:
     @property
     def plain(self) -> bool:
         """A number as written in the table's own units (no percent, no text)."""
-        return bool(_NUMERIC.match(self.raw)) and self.unit not in ("%", "percent")
+        return bool(_NUMERIC.match(self.raw)) and self.unit not in ("%", "percent", "pts", "points", "bps")
 
     @property
     def written(self) -> Decimal:
@@ -109,8 +122,12 @@ class _Cell:
 def _cells(g: _Graph) -> list[_Cell]:
     cells = [_Cell(f, q) for f in g.facts if f.props.get("type") == "table_row" for q in f.props.get("quantities", [])
              if q.get("value") is not None and " | " in str(q.get("label", ""))]  # fmt: skip
+    cells = [c for c in cells if c.row and c.column and c.section_id in g.sections]
     seen = Counter((c.section_id, c.row.casefold(), c.column.casefold()) for c in cells)
-    return [c for c in cells if c.row and c.column and c.section_id in g.sections and seen[(c.section_id, c.row.casefold(), c.column.casefold())] == 1]
+    in_doc = Counter((c.fact.props.get("doc_id"), c.row.casefold(), c.column.casefold()) for c in cells)
+    # one cell per (row, column) in its section; in the whole document for a question that names no section
+    return [c for c in cells if seen[(c.section_id, c.row.casefold(), c.column.casefold())] == 1
+            and (not _root(g, c.section_id) or in_doc[(c.fact.props.get("doc_id"), c.row.casefold(), c.column.casefold())] == 1)]
 
 
 def _format(value: Decimal, like: Sequence[str]) -> str:
@@ -129,8 +146,8 @@ def _amounts(value: Decimal, scale: int, like: Sequence[str]) -> list[str]:
 def _table_cells(g: _Graph, cells: list[_Cell]) -> Iterator[Question]:
     for c in cells:
         yield _question("table_cell", f"What is the {c.column} of {c.row} {_where(g, c.section_id)}?",
-                        [c.raw], [c.fact.props["doc_id"]], [g.heading(c.section_id)], c.chunk_ids, "span",
-                        {"source": g.source(c.fact.props["doc_id"]), "section": g.heading(c.section_id),
+                        [c.raw], [c.fact.props["doc_id"]], [_heading(g, c.section_id)], c.chunk_ids, "span",
+                        {"source": g.source(c.fact.props["doc_id"]), "section": _heading(g, c.section_id),
                          "row": c.row, "column": c.column})  # fmt: skip
 
 
@@ -149,18 +166,18 @@ def _pairs(cells: list[_Cell]) -> Iterator[tuple[_Cell, _Cell]]:
 def _sums_and_comparisons(g: _Graph, cells: list[_Cell]) -> Iterator[Question]:
     for i, (a, b) in enumerate(_pairs(cells)):
         doc = a.fact.props["doc_id"]
-        derivation = {"source": g.source(doc), "section": g.heading(a.section_id), "rows": [a.row, b.row],
+        derivation = {"source": g.source(doc), "section": _heading(g, a.section_id), "rows": [a.row, b.row],
                       "column": a.column}  # fmt: skip
         chunks = [*a.chunk_ids, *b.chunk_ids]
         if i % 2 == 0:
             total = a.written + b.written
             yield _question("sum_comparison", f"What is the sum of the {a.column} of {a.row} and of {b.row} {_where(g, a.section_id)}?",
-                            _amounts(total, a.scale, [a.raw, b.raw]), [doc], [g.heading(a.section_id)], chunks,
+                            _amounts(total, a.scale, [a.raw, b.raw]), [doc], [_heading(g, a.section_id)], chunks,
                             "computed", derivation | {"operation": "sum"})  # fmt: skip
         elif a.written != b.written:
             larger = a if a.written > b.written else b
             yield _question("sum_comparison", f"Which is larger, the {a.column} of {a.row} or of {b.row}, {_where(g, a.section_id)}?",
-                            [larger.row], [doc], [g.heading(a.section_id)], chunks, "computed",
+                            [larger.row], [doc], [_heading(g, a.section_id)], chunks, "computed",
                             derivation | {"operation": "larger"})  # fmt: skip
 
 
@@ -185,8 +202,8 @@ def _period_changes(g: _Graph, cells: list[_Cell]) -> Iterator[Question]:
         doc = old.fact.props["doc_id"]
         yield _question("period_change", f"By how much did {old.row} change from {old.column} to {new.column} {_where(g, old.section_id)}?",
                         _amounts(new.written - old.written, old.scale, [old.raw, new.raw]), [doc],
-                        [g.heading(old.section_id)], old.chunk_ids, "computed",
-                        {"source": g.source(doc), "section": g.heading(old.section_id), "row": old.row,
+                        [_heading(g, old.section_id)], old.chunk_ids, "computed",
+                        {"source": g.source(doc), "section": _heading(g, old.section_id), "row": old.row,
                          "columns": [old.column, new.column]})  # fmt: skip
 
 
