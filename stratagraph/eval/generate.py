@@ -234,7 +234,9 @@ def _sections(g: _Graph) -> Iterator[Question]:
             continue
         used.add(sid)
         chunks = [c.id for c in g.by_section[sid] if low in str(c.props.get("text", "")).casefold()]
-        yield _question("section", f'Which section of "{g.title(doc)}" discusses {name}?', [g.heading(sid)], [doc],
+        bare = re.sub(r"^(?:section\s+)?[\dIVX]+(?:\.\d+)*\.?\s+", "", g.heading(sid), flags=re.IGNORECASE)
+        answers = list(dict.fromkeys([g.heading(sid), bare]))  # "2.2.1 Saltings Point ..." or without its number
+        yield _question("section", f'Which section of "{g.title(doc)}" discusses {name}?', answers, [doc],
                         [g.heading(sid)], chunks, "span", {"source": g.source(doc), "name": name})  # fmt: skip
 
 
