@@ -80,7 +80,7 @@ def is_numeric(answer: Any) -> bool:
 def computed_share(answers: Sequence[Any]) -> float | None:
     """Among found answers stating a number, the share of ``kind == "computed"``; None when there are none."""
     numeric = [a for a in answers if is_numeric(a)]
-    return sum(a.kind == "computed" for a in numeric) / len(numeric) if numeric else None
+    return round(sum(a.kind == "computed" for a in numeric) / len(numeric), 3) if numeric else None
 
 
 def mean(values: Sequence[float | None]) -> float | None:
