@@ -93,3 +93,14 @@ def test_eval_retrieval_and_qa_run_on_a_generated_folder_against_the_store(examp
     assert set(row["metrics"]) == {"gold_recall", "citation_validity", "computed_share"}
     assert row["metrics"]["citation_validity"] == 1.0  # every found answer's quotes are verbatim in their chunks
     assert not (examples_home / "eval").exists()  # no copy of the corpus was ingested
+
+
+def test_cli_eval_generate_and_an_unknown_metric(examples_home: Path, tmp_path: Path) -> None:
+    from tests.conftest import cli_json, run_cli
+
+    code, out, _ = cli_json("--store", str(examples_home), "eval", "generate", "--n", "8", "--out", str(tmp_path / "g"), "--json")
+    assert code == 0 and out["questions"] == 8 and sum(out["kinds"].values()) == 8
+    assert len((tmp_path / "g" / "questions.jsonl").read_text(encoding="utf-8").splitlines()) == 8
+    proc = run_cli("--store", str(examples_home), "eval", "qa", "--dataset", str(tmp_path / "g"), "--strategies", "kag",
+                   "--metrics", "faithfulness")  # fmt: skip
+    assert proc.returncode == 2 and "need a chat model" in proc.stderr
