@@ -31,6 +31,7 @@ from typing import Any
 from stratagraph.reading.arithmetic import Plan, plan
 from stratagraph.reading.words import content_forms, forms, is_stop
 from stratagraph.text.lexicon import (
+    ATTRIBUTION_WORDS,
     HAVING_VERBS,
     DOCUMENT_NOUNS,
     FORECAST_WORDS,
@@ -131,6 +132,8 @@ def frame_of(question: str) -> Frame:
             continue
         if t.i in identifying or (lemma in DOCUMENT_NOUNS and t.pos_ == "NOUN"):
             continue  # "in the study *that the cool roof paper cites*": which document, not what it says
+        if lemma in ATTRIBUTION_WORDS and t.i + 1 < len(doc) and doc[t.i + 1].lower_ == "to":
+            continue  # "according to the audit": where the answer is said, not what it is about
         if lemma in OPERATION_WORDS or t.lower_ in OPERATION_WORDS or not any(ch.isalpha() for ch in lemma) or (
             lemma in HAVING_VERBS and not (t.pos_ == "NOUN" and any(c.dep_ == "det" for c in t.children))
         ):  # "how many hours does the corpus hold" (the small parser may take "hold" for a noun), not "the hold"

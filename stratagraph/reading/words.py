@@ -1,6 +1,6 @@
 """The one way the reader matches words: a word's *forms* are its Porter stem (the lexical index's stemmer),
 the stem of the verb behind an agent noun ("director" -> direct, "founder" -> found) and of a nominalisation
-the lemmatiser leaves alone ("birth" -> bear); two words match when their forms meet. A text's *content*
+the lemmatiser leaves alone ("birth" -> bear, "payment" -> pay, "storage" -> store); two words match when their forms meet. A text's *content*
 is its words that are neither stop words, punctuation, question words nor numbers.
 """
 
@@ -46,6 +46,10 @@ def forms(word: str) -> frozenset[str]:
         out.add(stem(w[:-2]))
     if len(w) > 6 and w.endswith("tion"):  # a nominalisation: completion -> complet(e)
         out.add(stem(w[:-3] + "e"))
+    if len(w) > 6 and w.endswith("ment"):  # payment -> pay, shipment -> ship
+        out.add(stem(w[:-4]))
+    if len(w) > 6 and w.endswith("age"):  # storage -> store, leakage -> leak
+        out.update((stem(w[:-3]), stem(w[:-3] + "e")))
     return frozenset(out)
 
 

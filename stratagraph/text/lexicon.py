@@ -14,6 +14,7 @@ __all__ = [
     "ONLY_ADDING",
     "AUXILIARIES",
     "CAUSE_MARKERS",
+    "ATTRIBUTION_WORDS",
     "CHANGE_WORDS",
     "CITATION_WORDS",
     "DOCUMENT_NOUNS",
@@ -26,6 +27,7 @@ __all__ = [
     "GENERIC_PEOPLE",
     "GROUP_WORDS",
     "HAVING_VERBS",
+    "HOW_NUMBER",
     "IRREGULAR_VERBS",
     "LIFE_VERBS",
     "MEASURES",
@@ -137,6 +139,13 @@ SUMMARY_HEADINGS = frozenset("abstract summary overview introduction conclusion 
 PERIOD_WORDS = frozenset("quarter quarterly annual annually yearly monthly weekly fiscal half year month week".split())
 #: nouns that name a document as a whole ("the *study* that X cites"): they say where a fact is, not what it is
 DOCUMENT_NOUNS = frozenset("paper study article report document publication survey work".split())
+#: words that "how" turns into a question for a number: adjectives of size, age, time and rate ("how *high*",
+#: "how *long*") and adverbs of rate or precision, answered by a measured figure ("how *accurately* could it
+#: measure angles": "to 2 arc-seconds"; "how *quickly*": "at 40 km/h")
+HOW_NUMBER = frozenset(
+    "many much long old far tall big large high deep wide heavy fast often early late "
+    "accurately precisely quickly rapidly frequently".split()
+)
 #: nouns that name a part of a document ("which *section* explains ...")
 STRUCTURAL_NOUNS = frozenset("section subsection part chapter heading paragraph appendix annex article clause".split())
 
@@ -219,6 +228,9 @@ IRREGULAR_VERBS = {
     "student": "study", "closure": "close", "failure": "fail", "approval": "approve", "refusal": "refuse",
     "renewal": "renew", "withdrawal": "withdraw", "removal": "remove", "survival": "survive",
 }  # fmt: skip
+#: words that name where a statement comes from ("*according* to the audit, ..."): the source, which the
+#: question's names give, not what it asks about
+ATTRIBUTION_WORDS = frozenset("accord according".split())
 #: verbs of a beginning: when something began is how old it is, and which of two came first
 START_VERBS = frozenset(
     "found establish bear form create open launch build start begin publish release incorporate introduce "

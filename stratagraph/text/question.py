@@ -21,7 +21,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
-from stratagraph.text.lexicon import AMOUNT_VERBS, AUXILIARIES, NOUN_TYPES, QUESTION_WORDS, STRUCTURAL_NOUNS
+from stratagraph.text.lexicon import AMOUNT_VERBS, AUXILIARIES, HOW_NUMBER, NOUN_TYPES, QUESTION_WORDS, STRUCTURAL_NOUNS
 from stratagraph.text.nlp import load_nlp
 
 __all__ = ["LABELS", "LABEL_ALIASES", "Asked", "AnswerType", "asked", "choice_options", "expected_labels", "last_sentence"]
@@ -58,8 +58,6 @@ _BY_NOUN = {"person": AnswerType.PERSON, "place": AnswerType.PLACE, "org": Answe
 #: two opposite words offered as the answer ("before or after", "more or less"): a choice between them
 _BINARY = re.compile(r"\b(before|more|higher|larger|earlier|greater|bigger)\s+or\s+(after|less|lower|smaller|later|fewer)\b",
                      re.IGNORECASE)
-#: adjectives that "how" turns into a question for a number ("how *high*", "how *long*")
-_HOW_NUMBER = frozenset("many much long old far tall big large high deep wide heavy fast often early late".split())
 
 
 @dataclass(frozen=True)
@@ -135,7 +133,7 @@ def asked(question: str) -> Asked:
         if w == "why":
             return Asked(AnswerType.REASON, w)
         if w == "how":
-            return Asked(AnswerType.NUMBER, nxt) if nxt in _HOW_NUMBER else Asked(AnswerType.THING, "how")
+            return Asked(AnswerType.NUMBER, nxt) if nxt in HOW_NUMBER else Asked(AnswerType.THING, "how")
         if w == "what" and tok.head.lemma_.lower() in AMOUNT_VERBS and tok.dep_ in ("dobj", "dep", "nsubj", "attr"):
             return Asked(AnswerType.NUMBER, "what")  # "what did X *spend* on Y", "what does X cost"
         noun = head_noun(doc, tok.i)

@@ -15,6 +15,8 @@ from stratagraph.text.question import AnswerType
         ("Where was Elsa Brandt born?", AnswerType.PLACE, "where"),
         ("In what year did the Tollan ferry open?", AnswerType.DATE, "year"),
         ("How tall is the Vesper Tower?", AnswerType.NUMBER, "tall"),
+        ("How precisely can the Orrin gauge weigh a sample?", AnswerType.NUMBER, "precisely"),
+        ("How did the Orrin works close?", AnswerType.THING, "how"),
         ("What is the population of Harrow Cross?", AnswerType.NUMBER, "population"),
         ("Which river runs past Dunmere?", AnswerType.PLACE, "river"),
         ("Which company built the tram?", AnswerType.ORG, "company"),
@@ -47,6 +49,15 @@ def test_quoted_title_is_a_name_and_question_words_are_no_relation() -> None:
     assert f.names[0].text == "Salt Marsh Hydrology in Winter" and f.names[0].label == "TITLE"
     assert {m.name for m in f.measures} == {"depth"}
     assert "how" not in f.relation and "deep" not in {w for w in f.relation if w == "how"}
+    assert "accord" not in f.relation and "channel" in f.relation  # "according to": the source, not the topic
+
+
+def test_a_nominalisation_matches_its_verb() -> None:
+    from stratagraph.reading.words import matches
+
+    assert matches("storage", "stored") and matches("payment", "pay")
+    assert matches("leakage", "leaks") and matches("shipment", "shipped")
+    assert not matches("storage", "story")
 
 
 @pytest.mark.parametrize(
