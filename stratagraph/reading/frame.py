@@ -31,7 +31,9 @@ from typing import Any
 from stratagraph.reading.arithmetic import Plan, plan
 from stratagraph.reading.words import content_forms, forms, is_stop
 from stratagraph.text.lexicon import (
+    AMOUNT_PHRASES,
     ATTRIBUTION_WORDS,
+    CURRENCY_NOUNS,
     HAVING_VERBS,
     DOCUMENT_NOUNS,
     FORECAST_WORDS,
@@ -155,9 +157,13 @@ def frame_of(question: str) -> Frame:
     if unit in GENERIC_PEOPLE:  # "how many people did X employ": the count's unit, said by the number's noun
         relation = [w for w in relation if w != unit]
     part = bool(re.search(r"\bhow much of\b", question, re.IGNORECASE))  # a part of something: a share or an amount
-    money = (bool(_MONEY.search(question)) and not _PERCENT.search(question)) or part
+    # "how many positions are budgeted" counts positions: a count is never money, whatever verb it takes
+    counted = what.focus == "many" and unit not in CURRENCY_NOUNS
+    money = (bool(_MONEY.search(question)) and not _PERCENT.search(question) and not counted) or part
     if money and what.type in (AnswerType.NUMBER, AnswerType.REASON):  # "what did X *spend*": the currency says it
-        relation = [w for w in relation if w not in AMOUNT_VERBS]
+        pairs = [(a.lemma_.lower(), b.lower_) for a, b in zip(doc, doc[1:])]
+        phrasal = {w for pair in pairs if pair in AMOUNT_PHRASES for w in pair}  # "set aside"
+        relation = [w for w in relation if w not in AMOUNT_VERBS and w not in phrasal]
     superlative = ""
     if what.type in (AnswerType.THING, AnswerType.SECTION, AnswerType.ORG, AnswerType.PLACE, AnswerType.PERSON,
                      AnswerType.NUMBER, AnswerType.DATE):  # fmt: skip

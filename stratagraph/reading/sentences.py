@@ -69,6 +69,7 @@ class Sentence:
     label: str = ""  # a table row's label ("Overtime")
     cells: tuple[Cell, ...] = ()
     first_header: str = ""  # a table's first header ("Line item"): what its rows are
+    caption: str = ""  # a table row's caption: the sentence right before its table ("Revenue by segment was:")
     facts: tuple[Mapping[str, Any], ...] = ()  # the stored facts of its chunk (props: type, quantities, arguments)
 
     @property
@@ -104,6 +105,13 @@ class Sentence:
     def context(self) -> frozenset[str]:
         """Forms of the words around it: its document title, heading path and metadata values."""
         return context_forms(self.passage)
+
+    @cached_property
+    def heading(self) -> frozenset[str]:
+        """Forms of the words of its own section's heading (the innermost of its heading path) and, for a table
+        row, of its table's caption."""
+        path = self.passage.section_path
+        return (word_forms(path[-1]) if path else frozenset()) | word_forms(self.caption)
 
     @cached_property
     def own_periods(self) -> tuple[Period, ...]:
@@ -166,9 +174,17 @@ class _Parsed:
     label: str = ""
     cells: tuple[Cell, ...] = ()
     first_header: str = ""
+    caption: str = ""
 
 
-def _row(offset: int, line: str, first_header: str) -> _Parsed:
+def _caption(line: str) -> str:
+    """The last sentence of the prose line right before a table: its caption ("Revenue by segment was as
+    follows, in millions of dollars.")."""
+    parts = re.split(r"(?<=[.!?])\s+", line.strip())
+    return parts[-1] if parts else ""
+
+
+def _row(offset: int, line: str, first_header: str, caption: str = "") -> _Parsed:
     label = line.split("; ", 1)[0]
     cells = []
     for m in _SEGMENT.finditer(line):
@@ -176,7 +192,8 @@ def _row(offset: int, line: str, first_header: str) -> _Parsed:
         if raw:
             at = offset + m.start(2) + (len(m.group(2)) - len(m.group(2).lstrip()))
             cells.append(Cell(column=m.group(1).strip(), raw=raw, start=at, end=at + len(raw)))
-    return _Parsed(offset, offset + len(line.rstrip()), label=label.strip(), cells=tuple(cells), first_header=first_header)
+    return _Parsed(offset, offset + len(line.rstrip()), label=label.strip(), cells=tuple(cells), first_header=first_header,
+                   caption=caption)
 
 
 @lru_cache(maxsize=4096)
@@ -186,6 +203,7 @@ def _split(text: str) -> tuple[_Parsed, ...]:
     out: list[_Parsed] = []
     prose: list[tuple[int, str]] = []
     header: list[str] | None = None
+    caption, before = "", ""  # the table's caption; the prose line last seen
     pos = 0
     for line in text.split("\n"):
         offset, pos = pos, pos + len(line) + 1
@@ -193,11 +211,14 @@ def _split(text: str) -> tuple[_Parsed, ...]:
             continue
         if _HEADER.match(line) and "; " not in line:
             header = [h.strip() for h in line.split(" | ")]
+            caption, before = _caption(before), ""
             continue
         if _ROW.match(line) and (header is None or all(m.group(1).strip() in header for m in _SEGMENT.finditer(line))):
-            out.append(_row(offset, line, header[0] if header else ""))
+            out.append(_row(offset, line, header[0] if header else "", caption))
+            before = ""
             continue
         prose.append((offset, line))
+        before = line
     for (offset, line), doc in zip(prose, nlp.pipe([ln for _, ln in prose]), strict=True):
         for sent in doc.sents:
             start, end = offset + sent.start_char, offset + sent.end_char
@@ -216,7 +237,7 @@ def sentences(passages: Sequence[Evidence], facts: Mapping[str, Sequence[Mapping
         own = tuple((facts or {}).get(e.chunk_id, ()))
         for p in _split(e.text):
             out.append(Sentence(passage=e, start=p.start, end=p.end, rank=rank, parse=p.parse, label=p.label,
-                                cells=p.cells, first_header=p.first_header, facts=own))  # fmt: skip
+                                cells=p.cells, first_header=p.first_header, caption=p.caption, facts=own))  # fmt: skip
     return out
 
 

@@ -6,7 +6,8 @@ it answers but no one span of the type stands out; "not found" otherwise. Never 
    through its context (its document's title and heading path: a page about "Lake Orrin" need not repeat
    it); a part of a name counts less (a person's surname). A question with names is only answered from
    sentences about one of them (:data:`MIN_ABOUT`).
-2. **Relation.** The share of the frame's relation words a sentence holds (its context counts half), each
+2. **Relation.** The share of the frame's relation words a sentence holds (its context counts half; a
+   table row's own section heading counts whole, since a row is its label, its columns and its section), each
    word weighted by how few of the evidence's sentences hold it (:func:`specificity`: "fluoride" outweighs
    "plan" in a budget); a word that asks for a measure ("how *high*", "*population*") is held by the
    measure's words or units in the sentence. Under :data:`MIN_RELATION` the sentence does not answer.
@@ -44,7 +45,15 @@ from stratagraph.reading.result import Reading, not_found
 from stratagraph.reading.sentences import Candidate, Sentence, offsets
 from stratagraph.reading.words import content_forms, forms, is_stop, word_forms
 from stratagraph.text.amounts import Quantity, is_total_label, parse_quantities
-from stratagraph.text.lexicon import FORECAST_WORDS, MEASURES, ORG_NOUNS, PEOPLE_NOUNS, PLACE_NOUNS, SHAPE_NOUNS
+from stratagraph.text.lexicon import (
+    FORECAST_WORDS,
+    MEASURES,
+    ORG_NOUNS,
+    PEOPLE_NOUNS,
+    PLACE_NOUNS,
+    SHAPE_NOUNS,
+    UNIT_NOUNS,
+)
 from stratagraph.text.nlp import NUMERIC_LABELS
 from stratagraph.text.periods import Period, agreement, find_periods
 from stratagraph.text.question import LABELS, AnswerType
@@ -158,7 +167,8 @@ def specificity(frame: Frame, sents: Sequence[Sentence]) -> dict[str, float]:
     hold it (themselves or in their context), so a word every passage holds ("plan", "authority") weighs little
     and a word few hold ("fluoride") much. A noun no sentence holds weighs most, and lowers every sentence's
     share alike (the evidence lacks what is asked about); any other word no sentence holds ("finally",
-    "according", a noun naming the answer's form: "what revenue *range*") is how the question is worded, and
+    "according", a noun naming the answer's form: "what revenue *range*", or the level of an organisation's
+    part: "the traffic *unit*") is how the question is worded, and
     weighs nothing. A word that is no noun weighs :data:`VERB_WEIGHT` of a noun's: a verb is often said
     another way ("flows through" / "passes through"), a noun names what is asked about."""
     n = len(sents)
@@ -166,7 +176,8 @@ def specificity(frame: Frame, sents: Sequence[Sentence]) -> dict[str, float]:
     for w in frame.relation:
         f = forms(w)
         held = sum(1 for s in sents if f & (s.forms | s.context))
-        key = w in frame.nouns and w not in SHAPE_NOUNS  # "what revenue *range*" names the answer's form
+        key = w in frame.nouns and w not in SHAPE_NOUNS and w not in UNIT_NOUNS  # "what revenue *range*" names
+        # the answer's form, "the traffic *unit*" the kind of a part its heading need not say
         weight = math.log(1.0 + (n + 1) / (1.0 + held)) if held or key else 0.0
         out[w] = weight if w in frame.nouns else VERB_WEIGHT * weight
     return out
@@ -183,9 +194,10 @@ def relation(sentence: Sentence, frame: Frame, weights: dict[str, float] | None 
     if total == 0:  # no relation word: the names say it all; relation words none of the evidence holds: no answer
         return 1.0 if not words else 0.0
     held = 0.0
+    own = sentence.heading if sentence.is_row else frozenset()  # a row is its label, its columns and its section
     for w in words:
         f = forms(w)
-        held += weight[w] * (1.0 if f & sentence.forms else 0.5 if f & sentence.context else 0.0)
+        held += weight[w] * (1.0 if f & (sentence.forms | own) else 0.5 if f & sentence.context else 0.0)
     if frame.measures and _measure_held(sentence, frame):
         held += measure_weight
     return held / total

@@ -195,6 +195,8 @@ def row_candidates(row: Sentence, frame: Frame) -> list[Candidate]:
         cell = next(x for x in row.cells if x.column == c.column)
         fit = 1.0 if f == top else 0.5 if f > top - 1 else 0.2
         q = c.figure.quantity
+        if frame.unit and not frame.money and q.currency:
+            continue  # never a number of another kind: an amount of money, asked for a count
         if (frame.money and not q.currency) or (frame.percent and q.unit not in ("%", "pp")):
             fit *= 0.5  # a count in a table of people, asked for money; a level, asked for a share
         out.append(Candidate(cell.start, cell.end, "NUMBER", fit, quantity=q))

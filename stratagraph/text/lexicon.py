@@ -9,6 +9,7 @@ belongs to the class, and the unit tests of the reader use sentences written for
 from __future__ import annotations
 
 __all__ = [
+    "AMOUNT_PHRASES",
     "AMOUNT_VERBS",
     "FORECAST_WORDS",
     "ONLY_ADDING",
@@ -16,6 +17,7 @@ __all__ = [
     "CAUSE_MARKERS",
     "ATTRIBUTION_WORDS",
     "CHANGE_WORDS",
+    "CURRENCY_NOUNS",
     "CITATION_WORDS",
     "DOCUMENT_NOUNS",
     "COMPARE_LATER",
@@ -44,6 +46,7 @@ __all__ = [
     "QUESTION_WORDS",
     "SHAPE_NOUNS",
     "STRUCTURAL_NOUNS",
+    "UNIT_NOUNS",
     "SUMMARY_HEADINGS",
     "SUM_WORDS",
     "SUPERLATIVE_MAX",
@@ -128,11 +131,18 @@ HAVING_VERBS = frozenset("have hold contain include comprise feature possess".sp
 #: verbs whose object is an amount ("what did X *spend*", "how much does X *request*"): asked of money, the
 #: currency says them, and a document says them another way ("X's budget is $2 million")
 AMOUNT_VERBS = frozenset("cost weigh earn charge pay measure total amount spend invest borrow raise owe request "
-                         "budget allocate appropriate propose fund receive collect".split())  # fmt: skip
+                         "budget allocate appropriate propose fund receive collect earmark reserve".split())  # fmt: skip
+#: nouns of money a count may be of ("how many *dollars*")
+CURRENCY_NOUNS = frozenset("dollar euro pound yen franc krona crown cent penny".split())
+#: phrasal verbs that say the same as an amount verb ("how much is *set aside* for overtime")
+AMOUNT_PHRASES = frozenset({("set", "aside"), ("put", "aside"), ("set", "apart")})
 #: words that mark a statement as a forecast, not a result ("we *expect* revenue of $150 million", "*guidance*")
 FORECAST_WORDS = frozenset("expect forecast project anticipate predict guidance outlook estimate guide".split())
 #: nouns that name the form of an answer, not what it is about ("what revenue *range*", "what *figure*")
 SHAPE_NOUNS = frozenset("amount figure number value total sum range count estimate level kind type sort name".split())
+#: nouns that name the level of an organisation's part ("the traffic enforcement *unit*", "the parks
+#: *division*"): the kind of a named part, which its heading or table need not repeat
+UNIT_NOUNS = frozenset("unit division department office bureau branch team programme program service".split())
 #: headings of sections that restate the rest of a document ("Abstract", "Summary")
 SUMMARY_HEADINGS = frozenset("abstract summary overview introduction conclusion conclusions highlights executive".split())
 #: words that name a reporting period or its length ("*quarterly* revenue in Q3"), said by the period itself

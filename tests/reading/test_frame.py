@@ -52,6 +52,12 @@ def test_quoted_title_is_a_name_and_question_words_are_no_relation() -> None:
     assert "accord" not in f.relation and "channel" in f.relation  # "according to": the source, not the topic
 
 
+def test_a_phrasal_amount_verb_is_no_relation_word() -> None:
+    f = frame_of("How much is set aside for overtime in the Harbour unit in FY2027?")
+    assert "overtime" in f.relation and not {"set", "aside"} & set(f.relation)
+    assert "set" in frame_of("Which set of gauges did the Orrin works sell?").relation
+
+
 def test_a_nominalisation_matches_its_verb() -> None:
     from stratagraph.reading.words import matches
 

@@ -68,3 +68,24 @@ def test_a_change_of_one_line_reads_both_periods_from_its_row() -> None:
     facts = {table.chunk_id: [row_fact("Fuel", {"FY2024 Actual": ("610", 1000), "FY2025 Adopted": ("570", 1000)})]}
     got = read("What is the percent change in the depot's fuel from FY2024 to FY2025?", [prose, table], facts)
     assert got.computed is not None and [o.raw for o in got.computed.operands] == ["610", "570"]
+
+
+def test_a_row_of_a_unit_named_in_other_words_beside_a_prose_sentence_about_the_line() -> None:
+    """A row's own section heading says which unit it is of, fully: the question's "north yard unit" picks the
+    North Yard's fuel row, not a sentence elsewhere that talks about fuel."""
+    ev, facts = _budget()
+    prose = passage("Fuel prices rose across every yard in the spring, the memo says.", title="Town of Brin Budget",
+                    path=["2. Public Works"], n=2)  # fmt: skip
+    got = read("How much is set aside for fuel in the north yard unit in FY2027?", [prose, *ev], facts)
+    assert got.answer == "$160 thousand"
+
+
+def test_a_caption_says_what_its_rows_are() -> None:
+    """A table chunk's caption line ("Table 3: Riders by route") is part of each row's identity, like its heading."""
+    text = "Table 3: Riders by route, in thousands.\nRoute | 2025 | 2026\nHarbour Loop; 2025: 410; 2026: 455\nHill Line; 2025: 120; 2026: 98"
+    ev = passage(text, title="Brin Transit Annual Report", path=["4. Service"], n=0)
+    from stratagraph.reading.sentences import sentences
+
+    rows = [s for s in sentences([ev]) if s.is_row]
+    assert [r.caption for r in rows] == ["Table 3: Riders by route, in thousands."] * 2
+    assert {"rider", "rout"} <= rows[0].heading
