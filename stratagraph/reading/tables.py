@@ -170,6 +170,8 @@ def column_fit(column: str, frame: Frame, derived: bool = False, latest: int = -
 
 
 def _best_cell(cells: Sequence[TableCell], frame: Frame, derived: set[tuple[str, str]]) -> TableCell | None:
+    if frame.periods:  # never a cell of another period than the one asked
+        cells = [c for c in cells if agreement(frame.periods, find_periods(c.column)) is not False]
     if not cells:
         return None
     latest = max((_year_of(c.column) for c in cells), default=-1)
@@ -191,6 +193,9 @@ def row_candidates(row: Sentence, frame: Frame) -> list[Candidate]:
     fits = [column_fit(c.column, frame, (row.passage.chunk_id, c.column) in derived, latest) for c in cells]
     top = max(fits)
     out = []
+    verdicts = [agreement(frame.periods, find_periods(c.column)) for c in cells] if frame.periods else []
+    if verdicts and False in verdicts and True not in verdicts:
+        return []  # a table by period without the period asked ("Q3 2024", "Q3 2025" for "Q4 2025"): no cell
     for c, f in zip(cells, fits, strict=True):
         cell = next(x for x in row.cells if x.column == c.column)
         fit = 1.0 if f == top else 0.5 if f > top - 1 else 0.2

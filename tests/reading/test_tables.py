@@ -89,3 +89,9 @@ def test_a_caption_says_what_its_rows_are() -> None:
     rows = [s for s in sentences([ev]) if s.is_row]
     assert [r.caption for r in rows] == ["Table 3: Riders by route, in thousands."] * 2
     assert {"rider", "rout"} <= rows[0].heading
+
+
+def test_no_cell_for_a_period_no_column_holds() -> None:
+    ev, facts = _budget()
+    assert read("How much is budgeted for fuel at the North Yard in fiscal 2029?", ev, facts).kind == "not_found"
+    assert read("How much is budgeted for fuel at the North Yard in fiscal 2027?", ev, facts).answer == "$160 thousand"
