@@ -330,6 +330,16 @@ def _filters(pairs: list[str]) -> dict[str, str]:
         raise  # unreachable
 
 
+def _within_limits(store: Path | None, question: str, k: int | None, where: dict[str, str]) -> None:
+    """Refuse (exit 2) a question, k or filter over the settings' limits (stratagraph/limits.py)."""
+    from stratagraph.limits import LimitExceeded, check_request
+
+    try:
+        check_request(_settings(store), question, k, where)
+    except LimitExceeded as exc:
+        _fail(str(exc), code=2)
+
+
 def _strategy_names() -> str:
     from stratagraph.retrieval import STRATEGIES
 
@@ -366,6 +376,7 @@ def ask(
     to stderr as they happen. With --retrieve-only: the ranked evidence of one retrieval strategy."""
     _logging(verbose)
     where = _filters(filters)
+    _within_limits(store, question, k, where)
     if retrieve_only:
         _retrieve_only(question, strategy or "default", k or 5, where, store, as_json)
         return

@@ -49,12 +49,19 @@ class Conversation:
         """A one-turn conversation that is not remembered (``ask`` without ``--thread``)."""
         return cls(services, remember=False)
 
+    def _within_limits(self, message: str) -> None:
+        """Refuse a message over the question limit before the turn starts (nothing is checkpointed)."""
+        from stratagraph.limits import check_request
+
+        check_request(self.services.settings, message)
+
     @property
     def config(self) -> dict[str, Any]:
         return {"configurable": {"thread_id": self.thread_id}}
 
     def ask(self, message: str) -> Answer:
         """One turn: the message in, the cited answer out (the reply is in :meth:`history`)."""
+        self._within_limits(message)
         out = self.graph.invoke({"messages": [HumanMessage(content=message)]}, config=self.config, context=self.services)
         return out["answer"]
 
@@ -62,6 +69,7 @@ class Conversation:
         """One turn, streamed: the reply's tokens as the chat model writes them (with a chat model), every
         node's trace entry as it finishes (the routed workflow's nodes too), then the answer. Without a chat
         model the reply arrives whole."""
+        self._within_limits(message)
         answer: Answer | None = None
         reply = ""
         seen: set[tuple[str, str, float]] = set()

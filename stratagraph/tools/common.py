@@ -31,6 +31,7 @@ from langgraph.prebuilt import ToolRuntime
 from pydantic import BaseModel, ValidationError
 
 from stratagraph.graph_store.base import DocumentNotFound, StoreUnavailable
+from stratagraph.limits import LimitExceeded, check_request
 from stratagraph.retrieval import RetrievalContext, RetrievalError, RetrievalResult, retrieve
 from stratagraph.retrieval.base import Evidence, Filters
 from stratagraph.schema import Node, NodeLabel
@@ -102,7 +103,11 @@ def build_tool(
         except ValidationError as exc:
             raise ToolException(validation_message(exc)) from exc
         with tool_errors():
-            return impl(ctx if ctx is not None else context_of(runtime), args)
+            context = ctx if ctx is not None else context_of(runtime)
+            check_request(
+                context.settings, getattr(args, "query", None), getattr(args, "k", None), getattr(args, "filters", None)
+            )
+            return impl(context, args)
 
     return StructuredTool.from_function(
         func=run,
@@ -122,7 +127,7 @@ def tool_errors() -> Iterator[None]:
         yield
     except ToolException:
         raise
-    except (RetrievalError, DocumentNotFound) as exc:
+    except (RetrievalError, DocumentNotFound, LimitExceeded) as exc:
         raise ToolException(str(exc)) from exc
     except StoreUnavailable as exc:
         raise ToolException(f"the store is unavailable: {exc}") from exc
