@@ -133,10 +133,11 @@ class StrataGraph:
         """A LangChain ``BaseRetriever`` of one strategy (DESIGN.md names table); Documents have ``id`` =
         chunk id and provenance in metadata."""
         from stratagraph.limits import check_request
-        from stratagraph.retrieval import get_strategy
+        from stratagraph.retrieval import check_filters, get_strategy
         from stratagraph.retrieval.langchain import GraphRetriever
 
         check_request(self.settings, k=k, filters=filters)
+        check_filters(filters)
         get_strategy(name)  # an unknown name raises RetrievalError listing the known ones
         return GraphRetriever(self.context, strategy=name, k=k, filters=dict(filters or {}))
 
