@@ -165,7 +165,12 @@ def evidence_line(ev: Evidence) -> str:
 
 def format_evidence(evidence: Sequence[Evidence]) -> str:
     """Numbered passages: citation line with chunk id and score, then the (clipped) text."""
-    return "\n\n".join(f"{evidence_line(ev)} | score {ev.score:.4f}\n{clip(ev.text)}" for ev in evidence)
+    from stratagraph.tools.flags import passage_note
+
+    return "\n\n".join(
+        f"{evidence_line(ev)} | score {ev.score:.4f}\n{clip(ev.text)}" + (f"\n{note}" if (note := passage_note(ev.text)) else "")
+        for ev in evidence
+    )
 
 
 def evidence_documents(evidence: Sequence[Evidence]) -> list[Document]:
