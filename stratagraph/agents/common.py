@@ -176,7 +176,7 @@ class Step:
     def call(self, name: str, fn: Callable[..., Any], summary: Callable[[Any], str] | None = None, **args: Any) -> Any:
         """Run a retrieval function or tool implementation and record it as a tool call."""
         result = fn(**args)
-        self._flag(result)
+        self.flag(result)
         shown = {k: v for k, v in args.items() if k not in ("ctx",)}
         self.calls.append(ToolCall(name=name, args=_jsonable(shown), result=_one_line(summary(result) if summary else result)))
         return result
@@ -189,11 +189,11 @@ class Step:
         tool = get_tool(self.ctx, name)
         message = tool.invoke({"name": name, "args": args, "id": f"{self.name}-{len(self.calls)}", "type": "tool_call"})
         content, artifact = str(message.content), getattr(message, "artifact", None)
-        self._flag(artifact)
+        self.flag(artifact)
         self.calls.append(ToolCall(name=name, args=_jsonable(args), result=_one_line(content)))
         return content, artifact
 
-    def _flag(self, found: Any) -> None:
+    def flag(self, found: Any) -> None:
         """Flag the passages in what a tool returned that address the model (the trace entry's ``flags``)."""
         from stratagraph.tools.flags import passage_flags
 
