@@ -1,0 +1,233 @@
+"""Kill -9 at seeded random instants of an ingest, then ingest again: is the store the one a clean ingest makes?
+
+    .venv/bin/python benchmarks/kill_ingest.py [--trials 30] [--seed 22] [--graph sqlite|neo4j] [--json]
+
+A clean ingest of a few documents (``CORPUS``, from examples/) in a subprocess is timed first; its store is
+the reference. Each trial then starts the same ingest (``stratagraph ingest`` in its own process group, as a
+container or the OOM killer would stop it) on a fresh store, kills the group with SIGKILL at a seeded random
+instant of the run, records the state the kill left (documents final / pending / absent, vectors without
+their graph node and graph nodes without their vector), ingests again in a new process, and checks:
+
+* the graph export is byte-identical to the clean ingest's (canonical JSON);
+* every vector row has its graph node and every Chunk, Section and Fact node its vector row; every
+  entity-name row names a stored Entity; the vector ids equal the clean store's;
+* ``stats`` equals the clean store's and the counts the export holds.
+
+Prints one JSON document (per trial: kill time, state found, the check's problems) and a summary; exits 1 when
+a trial's re-ingest is not clean. ``--graph neo4j`` runs against ``NEO4J_URI`` (each trial on an emptied
+database). The 3-trial version runs in tests/faults/test_kill_ingest.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = [
+    REPO / "examples" / "earnings",
+    REPO / "examples" / "research" / "a_street_level_sensor_networks.md",
+    REPO / "examples" / "research" / "b_tree_canopy_nighttime_cooling.md",
+]
+COLLECTIONS = {"chunks": "Chunk", "sections": "Section", "facts": "Fact"}
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "ANONYMIZED_TELEMETRY": "False", "STRATAGRAPH_EXTRACT_PROCESSES": "1", "OPENBLAS_NUM_THREADS": "1"}  # fmt: skip
+    for key in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "STRATAGRAPH_LLM_MODEL"):  # the spaCy extractor: no model
+        env.pop(key, None)
+    env.update(extra or {})
+    return env
+
+
+def ingest_command(home: Path, corpus: list[Path]) -> list[str]:
+    return [sys.executable, "-m", "stratagraph.cli", "--store", str(home), "ingest", *map(str, corpus),
+            "--base", str(REPO), "--json"]  # fmt: skip
+
+
+def run_ingest(home: Path, corpus: list[Path], env: dict[str, str]) -> float:
+    """A whole ingest in a subprocess; its wall time."""
+    started = time.perf_counter()
+    proc = subprocess.run(ingest_command(home, corpus), env=env, capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ingest failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return time.perf_counter() - started
+
+
+def killed_ingest(home: Path, corpus: list[Path], env: dict[str, str], after: float) -> bool:
+    """Start an ingest and SIGKILL its process group ``after`` seconds in; False when it finished first."""
+    proc = subprocess.Popen(ingest_command(home, corpus), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
+    try:
+        proc.wait(timeout=after)
+        return False
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return True
+
+
+# ------------------------------------------------------------------------------------------ what a store holds
+def snapshot(home: Path, env: dict[str, str]) -> dict[str, Any]:
+    """The store's export, stats, vector ids and the links between them, read in a fresh process (so nothing
+    of this process's caches hides a problem)."""
+    code = "import json, sys; from benchmarks.kill_ingest import _snapshot_here; print(json.dumps(_snapshot_here(sys.argv[1])))"
+    proc = subprocess.run([sys.executable, "-c", code, str(home)], env=env, capture_output=True, text=True, timeout=600, cwd=REPO)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"}
+    return json.loads(proc.stdout)
+
+
+def _snapshot_here(home: str) -> dict[str, Any]:
+    from stratagraph import StrataGraph
+    from stratagraph.config import Settings
+
+    settings = Settings(home=Path(home), graph=os.environ.get("STRATAGRAPH_GRAPH", "sqlite"))
+    with StrataGraph(settings) as sg:
+        export = sg.export()
+        nodes = export.get("nodes", [])
+        by_label: dict[str, set[str]] = {}
+        for n in nodes:
+            by_label.setdefault(n["label"], set()).add(n["id"])
+        docs = [n for n in nodes if n["label"] == "Document"]
+        vectors = {c: sorted(sg.vectors.ids(c)) for c in (*COLLECTIONS, "entities")}
+        entity_rows = sg.vectors.get_metadata("entities", vectors["entities"])
+        problems = []
+        for collection, label in COLLECTIONS.items():
+            have = set(vectors[collection])
+            nodes_of = by_label.get(label, set())
+            if have - nodes_of:
+                problems.append(f"{len(have - nodes_of)} {collection} vectors without their {label} node")
+            if nodes_of - have:
+                problems.append(f"{len(nodes_of - have)} {label} nodes without their vector")
+        dangling = [k for k, m in entity_rows.items() if str((m or {}).get("entity_id")) not in by_label.get("Entity", set())]
+        if dangling:
+            problems.append(f"{len(dangling)} entity-name rows naming no stored Entity")
+        stats = sg.stats()
+        counted = {label: len(ids) for label, ids in by_label.items()}
+        if any(stats.nodes.get(label, 0) != n for label, n in counted.items()):
+            problems.append(f"stats {stats.nodes} differ from the export's node counts {counted}")
+        hashes = [str(d.get("props", {}).get("content_hash") or "") for d in docs]
+        return {
+            "export": json.dumps(export, sort_keys=True, ensure_ascii=False, separators=(",", ":")),
+            "stats": stats.model_dump(mode="json"),
+            "vectors": vectors,
+            "problems": problems,
+            "documents": {"final": sum(1 for h in hashes if h and not h.startswith("pending:")),
+                          "pending": sum(1 for h in hashes if h.startswith("pending:"))},  # fmt: skip
+        }
+
+
+def state_of(snap: dict[str, Any]) -> str:
+    """A short name for the state a kill left."""
+    if "error" in snap:
+        return f"unreadable: {snap['error'][:120]}"
+    d = snap["documents"]
+    rows = sum(len(v) for v in snap["vectors"].values())
+    parts = [f"{d['final']} final", f"{d['pending']} pending"]
+    if not d["final"] and not d["pending"]:
+        parts = ["no documents"]
+    parts.append(f"{rows} vector rows")
+    parts += snap["problems"]
+    return ", ".join(parts)
+
+
+def compare(snap: dict[str, Any], clean: dict[str, Any]) -> list[str]:
+    if "error" in snap:
+        return [f"cannot read the store: {snap['error']}"]
+    problems = list(snap["problems"])
+    if snap["export"] != clean["export"]:
+        problems.append("the export differs from a clean ingest's")
+    if snap["stats"] != clean["stats"]:
+        problems.append("stats differ from a clean ingest's")
+    for c, ids in clean["vectors"].items():
+        if snap["vectors"].get(c) != ids:
+            problems.append(f"the {c} vector ids differ from a clean ingest's")
+    return problems
+
+
+# ------------------------------------------------------------------------------------------ the run
+def _fresh(root: Path, name: str, graph: str) -> Path:
+    home = root / name
+    shutil.rmtree(home, ignore_errors=True)
+    if graph == "neo4j":
+        _empty_neo4j()
+    return home
+
+
+def _empty_neo4j() -> None:
+    from stratagraph.config import Settings
+    from stratagraph.graph_store import open_graph_store
+
+    store = open_graph_store(Settings(graph="neo4j", home=Path(tempfile.mkdtemp())))
+    try:
+        for doc_id in [n.id for n in store.nodes_by_label("Document")]:
+            store.delete_document(doc_id)
+    finally:
+        store.close()
+
+
+def run(trials: int, seed: int, graph: str = "sqlite", corpus: list[Path] | None = None, log=print) -> dict[str, Any]:  # noqa: ANN001
+    corpus = corpus or CORPUS
+    env = _env({"STRATAGRAPH_GRAPH": graph})
+    rng = random.Random(seed)
+    root = Path(tempfile.mkdtemp(prefix="kill-ingest-"))
+    try:
+        clean_home = _fresh(root, "clean", graph)
+        clean_seconds = run_ingest(clean_home, corpus, env)
+        clean = snapshot(clean_home, env)
+        assert not clean.get("problems") and "error" not in clean, clean
+        log(f"clean ingest: {clean_seconds:.1f} s, {clean['stats']['nodes']}")
+        rows = []
+        for t in range(trials):
+            home = _fresh(root, f"trial{t}", graph)
+            after = round(rng.uniform(0.0, clean_seconds), 3)
+            killed = killed_ingest(home, corpus, env, after)
+            found = state_of(snapshot(home, env)) if killed else "finished before the kill"
+            run_ingest(home, corpus, env)
+            problems = compare(snapshot(home, env), clean)
+            rows.append({"trial": t, "kill_after_s": after, "killed": killed, "state_found": found, "problems": problems})
+            log(f"trial {t}: kill at {after:.2f} s -> {found}; after re-ingest: {'; '.join(problems) or 'clean'}")
+            shutil.rmtree(home, ignore_errors=True)
+        states: dict[str, int] = {}
+        for r in rows:
+            states[r["state_found"]] = states.get(r["state_found"], 0) + 1
+        return {
+            "graph": graph,
+            "trials": trials,
+            "seed": seed,
+            "clean_ingest_s": round(clean_seconds, 2),
+            "killed": sum(r["killed"] for r in rows),
+            "not_clean_after_reingest": sum(bool(r["problems"]) for r in rows),
+            "states_found": states,
+            "rows": rows,
+            "cpus": os.cpu_count(),
+        }
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=22)
+    parser.add_argument("--graph", choices=["sqlite", "neo4j"], default="sqlite")
+    args = parser.parse_args(argv)
+    out = run(args.trials, args.seed, args.graph, log=lambda s: print(s, file=sys.stderr, flush=True))
+    print(json.dumps(out, indent=1))
+    return 1 if out["not_clean_after_reingest"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
