@@ -1,6 +1,6 @@
 """Kill -9 at seeded random instants of an ingest, then ingest again: is the store the one a clean ingest makes?
 
-    .venv/bin/python benchmarks/kill_ingest.py [--trials 30] [--seed 22] [--graph sqlite|neo4j] [--json]
+    .venv/bin/python benchmarks/kill_ingest.py [--trials 30] [--seed 22] [--window run|writes] [--graph sqlite|neo4j]
 
 A clean ingest of a few documents (``CORPUS``, from examples/) in a subprocess is timed first; its store is
 the reference. Each trial then starts the same ingest (``stratagraph ingest`` in its own process group, as a
@@ -51,25 +51,53 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+#: the ingest a trial kills: ``StrataGraph.ingest`` printing each progress event (stage) as it happens
+DRIVER = """
+import sys, time
+from stratagraph import StrataGraph
+from stratagraph.config import Settings
+home, base, *paths = sys.argv[1:]
+def progress(stage, done, total):
+    print(stage, done, total, flush=True)
+with StrataGraph(Settings(home=home), progress=progress) as sg:
+    sys.exit(1 if sg.ingest(paths, base=base).failed else 0)
+"""
+
+
 def ingest_command(home: Path, corpus: list[Path]) -> list[str]:
-    return [sys.executable, "-m", "stratagraph.cli", "--store", str(home), "ingest", *map(str, corpus),
-            "--base", str(REPO), "--json"]  # fmt: skip
+    return [sys.executable, "-c", DRIVER, str(home), str(REPO), *map(str, corpus)]
 
 
-def run_ingest(home: Path, corpus: list[Path], env: dict[str, str]) -> float:
-    """A whole ingest in a subprocess; its wall time."""
+def run_ingest(home: Path, corpus: list[Path], env: dict[str, str]) -> tuple[float, dict[str, float], str]:
+    """A whole ingest in a subprocess: its wall time, when each stage first reported progress, and what it
+    said it repaired at start (ingest/recovery.py's log line, "" for none)."""
     started = time.perf_counter()
-    proc = subprocess.run(ingest_command(home, corpus), env=env, capture_output=True, text=True, timeout=900)
-    if proc.returncode != 0:
-        raise RuntimeError(f"ingest failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return time.perf_counter() - started
+    proc = subprocess.Popen(ingest_command(home, corpus), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stages: dict[str, float] = {}
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        stages.setdefault(line.split(" ", 1)[0], round(time.perf_counter() - started, 3))
+    err = proc.stderr.read() if proc.stderr else ""
+    if proc.wait() != 0:
+        raise RuntimeError(f"ingest failed ({proc.returncode}):\n{err[-2000:]}")
+    repaired = next((ln.split("recovery: ", 1)[1] for ln in err.splitlines() if "recovery: " in ln), "")
+    return time.perf_counter() - started, stages, repaired
 
 
-def killed_ingest(home: Path, corpus: list[Path], env: dict[str, str], after: float) -> bool:
-    """Start an ingest and SIGKILL its process group ``after`` seconds in; False when it finished first."""
-    proc = subprocess.Popen(ingest_command(home, corpus), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)  # fmt: skip
+def killed_ingest(home: Path, corpus: list[Path], env: dict[str, str], after: float, stage: str | None = None) -> bool:
+    """Start an ingest and SIGKILL its process group ``after`` seconds in (after the stage ``stage`` first
+    reports progress, when given); False when it finished first."""
+    proc = subprocess.Popen(ingest_command(home, corpus), env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, start_new_session=True)  # fmt: skip
     try:
+        if stage is not None:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if line.startswith(stage + " "):
+                    break
+            else:
+                proc.wait()
+                return False
         proc.wait(timeout=after)
         return False
     except subprocess.TimeoutExpired:
@@ -184,39 +212,48 @@ def _empty_neo4j() -> None:
 
 
 def run(trials: int, seed: int, graph: str = "sqlite", corpus: list[Path] | None = None, log=print,  # noqa: ANN001
-        in_process: bool = False) -> dict[str, Any]:
+        in_process: bool = False, window: str = "run") -> dict[str, Any]:
+    """``window``: ``run`` kills at a uniform instant of the whole run (start-up included); ``writes`` at a
+    uniform instant between the embed stage's first progress and the end (where the stores are written)."""
     corpus = corpus or CORPUS
     env = _env({"STRATAGRAPH_GRAPH": graph})
     rng = random.Random(seed)
     root = Path(tempfile.mkdtemp(prefix="kill-ingest-"))
     try:
         clean_home = _fresh(root, "clean", graph)
-        clean_seconds = run_ingest(clean_home, corpus, env)
+        clean_seconds, stages, _ = run_ingest(clean_home, corpus, env)
         clean = snapshot(clean_home, env, in_process)
         assert not clean.get("problems") and "error" not in clean, clean
-        log(f"clean ingest: {clean_seconds:.1f} s, {clean['stats']['nodes']}")
+        log(f"clean ingest: {clean_seconds:.1f} s, stages at {stages}, {clean['stats']['nodes']}")
+        stage = "embed" if window == "writes" else None
+        span = clean_seconds - stages.get("embed", 0.0) if stage else clean_seconds
         rows = []
         for t in range(trials):
             home = _fresh(root, f"trial{t}", graph)
-            after = round(rng.uniform(0.0, clean_seconds), 3)
-            killed = killed_ingest(home, corpus, env, after)
+            after = round(rng.uniform(0.0, span), 3)
+            killed = killed_ingest(home, corpus, env, after, stage)
             found = state_of(snapshot(home, env, in_process)) if killed else "finished before the kill"
-            run_ingest(home, corpus, env)
+            _, _, repaired = run_ingest(home, corpus, env)
             problems = compare(snapshot(home, env, in_process), clean)
-            rows.append({"trial": t, "kill_after_s": after, "killed": killed, "state_found": found, "problems": problems})
-            log(f"trial {t}: kill at {after:.2f} s -> {found}; after re-ingest: {'; '.join(problems) or 'clean'}")
+            rows.append({"trial": t, "kill_after_s": after, "killed": killed, "state_found": found, "repaired": repaired,
+                         "problems": problems})  # fmt: skip
+            log(f"trial {t}: kill at {after:.2f} s -> {found}; repaired: {repaired or '-'}; after re-ingest: "
+                f"{'; '.join(problems) or 'clean'}")
             shutil.rmtree(home, ignore_errors=True)
         states: dict[str, int] = {}
         for r in rows:
             states[r["state_found"]] = states.get(r["state_found"], 0) + 1
         return {
             "graph": graph,
+            "window": window,
+            "stages_s": stages,
             "trials": trials,
             "seed": seed,
             "clean_ingest_s": round(clean_seconds, 2),
             "killed": sum(r["killed"] for r in rows),
             "not_clean_after_reingest": sum(bool(r["problems"]) for r in rows),
             "states_found": states,
+            "repairs": sum(1 for r in rows if r["repaired"] and "orphan" in r["repaired"]),
             "rows": rows,
             "cpus": os.cpu_count(),
         }
@@ -229,8 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=30)
     parser.add_argument("--seed", type=int, default=22)
     parser.add_argument("--graph", choices=["sqlite", "neo4j"], default="sqlite")
+    parser.add_argument("--window", choices=["run", "writes"], default="run",
+                        help="kill anywhere in the run, or only from the embed stage on (where the stores are written)")
     args = parser.parse_args(argv)
-    out = run(args.trials, args.seed, args.graph, log=lambda s: print(s, file=sys.stderr, flush=True))
+    out = run(args.trials, args.seed, args.graph, log=lambda s: print(s, file=sys.stderr, flush=True), window=args.window)
     print(json.dumps(out, indent=1))
     return 1 if out["not_clean_after_reingest"] else 0
 

@@ -92,6 +92,6 @@ def test_kill_9_three_trials() -> None:
 
     corpus = [REPO / "examples" / "earnings" / "northwind_robotics_q2_2024_earnings_call.md",
               REPO / "examples" / "research" / "c_cool_roof_retrofits.md"]  # fmt: skip
-    out = run(trials=3, seed=22, corpus=corpus, log=lambda s: None, in_process=True)
+    out = run(trials=3, seed=22, corpus=corpus, log=print, in_process=True, window="writes")
     assert out["killed"] >= 2
     assert [r["problems"] for r in out["rows"]] == [[], [], []]
