@@ -268,8 +268,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--graph", choices=["sqlite", "neo4j"], default="sqlite")
     parser.add_argument("--window", choices=["run", "writes"], default="run",
                         help="kill anywhere in the run, or only from the embed stage on (where the stores are written)")
+    parser.add_argument("--in-process", action="store_true", help="read each store here, not in a fresh process (faster)")
     args = parser.parse_args(argv)
-    out = run(args.trials, args.seed, args.graph, log=lambda s: print(s, file=sys.stderr, flush=True), window=args.window)
+    out = run(args.trials, args.seed, args.graph, log=lambda s: print(s, file=sys.stderr, flush=True), window=args.window,
+              in_process=args.in_process)
     print(json.dumps(out, indent=1))
     return 1 if out["not_clean_after_reingest"] else 0
 

@@ -106,3 +106,23 @@ def test_agent_turn_stops_calling_tools_at_the_limit_scripted_model(small, chat_
     assert [m.status for m in results] == ["success"] * 3 + ["error"] * 3
     assert all("limit" in str(m.content).lower() for m in results[3:])
     assert out["messages"][-1].content == "done"
+
+
+def test_mcp_tools_refuse_over_the_limits(store_dir):
+    """The MCP server (real SDK client over stdio): an ask tool and a store tool each return an error result
+    naming the limit."""
+    import anyio
+
+    from tests.mcp_server.servers import stdio_session
+
+    async def main() -> None:
+        env = {"STRATAGRAPH_MAX_QUESTION_CHARS": "20", "STRATAGRAPH_MAX_K": "4"}
+        async with stdio_session(store_dir, env=env) as session:
+            asked = await session.call_tool("ask_hybrid", {"question": "q" * 30})
+            assert asked.isError and "max_question_chars" in asked.content[0].text
+            auto = await session.call_tool("ask_auto", {"question": "q" * 30})
+            assert auto.isError and "max_question_chars" in auto.content[0].text
+            found = await session.call_tool("search_chunks", {"query": "q", "k": 5})
+            assert found.isError and "max_k" in found.content[0].text
+
+    anyio.run(main)
