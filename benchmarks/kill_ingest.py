@@ -14,8 +14,8 @@ their graph node and graph nodes without their vector), ingests again in a new p
 * ``stats`` equals the clean store's and the counts the export holds.
 
 Prints one JSON document (per trial: kill time, state found, the check's problems) and a summary; exits 1 when
-a trial's re-ingest is not clean. ``--graph neo4j`` runs against ``NEO4J_URI`` (each trial on an emptied
-database). The 3-trial version runs in tests/faults/test_kill_ingest.py.
+a trial's re-ingest is not clean. ``--graph neo4j`` runs on a local ArcadeDB server over Bolt (the test
+extra's ``arcadedb-embedded``, as tests/graph_store/bolt.py), a fresh database per trial. The 3-trial version runs in tests/faults/test_kill_ingest.py.
 """
 
 from __future__ import annotations
@@ -191,24 +191,24 @@ def compare(snap: dict[str, Any], clean: dict[str, Any]) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------ the run
-def _fresh(root: Path, name: str, graph: str) -> Path:
+def _fresh(root: Path, name: str, env: dict[str, str], server: Any) -> tuple[Path, dict[str, str]]:
+    """A fresh store directory, and on Bolt a fresh database of the local ArcadeDB server."""
     home = root / name
     shutil.rmtree(home, ignore_errors=True)
-    if graph == "neo4j":
-        _empty_neo4j()
-    return home
+    if server is None:
+        return home, env
+    server.create_database(name)
+    return home, {**env, "NEO4J_URI": server.uri, "NEO4J_USER": server.user, "NEO4J_PASSWORD": server.password,
+                  "NEO4J_DATABASE": name}  # fmt: skip
 
 
-def _empty_neo4j() -> None:
-    from stratagraph.config import Settings
-    from stratagraph.graph_store import open_graph_store
+def _bolt_server(root: Path) -> Any:
+    """A local ArcadeDB server with Bolt (the test extra's arcadedb-embedded), as tests/graph_store/bolt.py."""
+    from stratagraph.graph_store.arcadedb import LocalArcadeDB, arcadedb_available
 
-    store = open_graph_store(Settings(graph="neo4j", home=Path(tempfile.mkdtemp())))
-    try:
-        for doc_id in [n.id for n in store.nodes_by_label("Document")]:
-            store.delete_document(doc_id)
-    finally:
-        store.close()
+    if not arcadedb_available():
+        raise SystemExit("no Bolt server: install arcadedb-embedded (the test extra)")
+    return LocalArcadeDB(root / "arcadedb").start()
 
 
 def run(trials: int, seed: int, graph: str = "sqlite", corpus: list[Path] | None = None, log=print,  # noqa: ANN001
@@ -216,30 +216,33 @@ def run(trials: int, seed: int, graph: str = "sqlite", corpus: list[Path] | None
     """``window``: ``run`` kills at a uniform instant of the whole run (start-up included); ``writes`` at a
     uniform instant between the embed stage's first progress and the end (where the stores are written)."""
     corpus = corpus or CORPUS
-    env = _env({"STRATAGRAPH_GRAPH": graph})
+    base_env = _env({"STRATAGRAPH_GRAPH": graph})
     rng = random.Random(seed)
     root = Path(tempfile.mkdtemp(prefix="kill-ingest-"))
+    server = _bolt_server(root) if graph == "neo4j" else None
     try:
-        clean_home = _fresh(root, "clean", graph)
+        clean_home, env = _fresh(root, "clean", base_env, server)
         clean_seconds, stages, _ = run_ingest(clean_home, corpus, env)
-        clean = snapshot(clean_home, env, in_process)
+        clean = snapshot(clean_home, env, in_process and server is None)
         assert not clean.get("problems") and "error" not in clean, clean
         log(f"clean ingest: {clean_seconds:.1f} s, stages at {stages}, {clean['stats']['nodes']}")
         stage = "embed" if window == "writes" else None
         span = clean_seconds - stages.get("embed", 0.0) if stage else clean_seconds
         rows = []
         for t in range(trials):
-            home = _fresh(root, f"trial{t}", graph)
+            home, env = _fresh(root, f"trial{t}", base_env, server)
             after = round(rng.uniform(0.0, span), 3)
             killed = killed_ingest(home, corpus, env, after, stage)
-            found = state_of(snapshot(home, env, in_process)) if killed else "finished before the kill"
+            found = state_of(snapshot(home, env, in_process and server is None)) if killed else "finished before the kill"
             _, _, repaired = run_ingest(home, corpus, env)
-            problems = compare(snapshot(home, env, in_process), clean)
+            problems = compare(snapshot(home, env, in_process and server is None), clean)
             rows.append({"trial": t, "kill_after_s": after, "killed": killed, "state_found": found, "repaired": repaired,
                          "problems": problems})  # fmt: skip
             log(f"trial {t}: kill at {after:.2f} s -> {found}; repaired: {repaired or '-'}; after re-ingest: "
                 f"{'; '.join(problems) or 'clean'}")
             shutil.rmtree(home, ignore_errors=True)
+            if server is not None:
+                server.drop_database(f"trial{t}")
         states: dict[str, int] = {}
         for r in rows:
             states[r["state_found"]] = states.get(r["state_found"], 0) + 1
@@ -258,6 +261,8 @@ def run(trials: int, seed: int, graph: str = "sqlite", corpus: list[Path] | None
             "cpus": os.cpu_count(),
         }
     finally:
+        if server is not None:
+            server.stop()
         shutil.rmtree(root, ignore_errors=True)
 
 
