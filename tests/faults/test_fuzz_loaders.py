@@ -110,3 +110,50 @@ def test_a_parsed_pdf_still_builds(fmt: str) -> None:
     data = f"<h1>Title</h1><p>{text}</p>".encode() if fmt == "html" else text.encode()
     assert load_and_build(fmt, f"x.{fmt}", data) > 0
     assert load_and_build("pdf", "x.pdf", _PDF) > 0
+
+
+# ------------------------------------------------------------------------------------------ nothing stored
+REJECTED = {
+    "empty.md": b"   \n",
+    "binary.txt": bytes(range(256)) * 4,
+    "broken.json": b'{"title": "x", "text": ',
+    "wrong.json": b"42",
+    "broken.pdf": _PDF[: len(_PDF) // 3],
+}
+
+
+@pytest.fixture(scope="module")
+def empty_store(tmp_path_factory):
+    from stratagraph import StrataGraph
+
+    sg = StrataGraph(Settings(home=tmp_path_factory.mktemp("rejected"), max_file_bytes=4096))
+    yield sg
+    sg.close()
+
+
+def _nothing_stored(sg) -> bool:
+    return sum(sg.stats().nodes.values()) == 0 and all(sg.vectors.count(c) == 0 for c in ("chunks", "sections", "facts", "entities"))
+
+
+def test_rejected_files_store_nothing(empty_store, tmp_path: Path) -> None:
+    for name, data in {**REJECTED, "huge.md": b"# Big\n\n" + b"word " * 2000}.items():
+        (tmp_path / name).write_bytes(data)
+    result = empty_store.ingest([tmp_path], base=tmp_path)
+    assert result.failed == len(REJECTED) + 1 and all(r.error for r in result.documents)
+    assert _nothing_stored(empty_store)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+          derandomize=True)  # fmt: skip
+@given(st.binary(min_size=1, max_size=600), st.sampled_from(["json", "jsonl", "pdf", "html", "md"]))
+def test_a_fuzzed_file_that_is_rejected_stores_nothing(empty_store, tmp_path_factory, data: bytes, fmt: str) -> None:
+    """Through the whole ingest workflow: a file the loaders reject leaves the store empty."""
+    folder = tmp_path_factory.mktemp("fuzzed")
+    (folder / f"x.{fmt}").write_bytes(data)
+    result = empty_store.ingest([folder], base=folder)
+    if result.failed == len(result.documents):  # rejected (random bytes usually are)
+        assert _nothing_stored(empty_store)
+    else:  # loaded after all: take it out again, for the next example
+        for report in result.documents:
+            if report.doc_id and not report.error:
+                empty_store.delete(report.doc_id)
