@@ -90,8 +90,7 @@ def test_kill_9_three_trials() -> None:
     sys.path.insert(0, str(REPO))
     from benchmarks.kill_ingest import run
 
-    corpus = [REPO / "examples" / "earnings" / "northwind_robotics_q2_2024_earnings_call.md",
-              REPO / "examples" / "research" / "c_cool_roof_retrofits.md"]  # fmt: skip
+    corpus = [Path(__file__).parent / "injection" / "acme.md", REPO / "examples" / "research" / "c_cool_roof_retrofits.md"]
     out = run(trials=3, seed=22, corpus=corpus, log=print, in_process=True, window="writes")
     assert out["killed"] >= 2
     assert [r["problems"] for r in out["rows"]] == [[], [], []]
