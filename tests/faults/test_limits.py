@@ -126,3 +126,15 @@ def test_mcp_tools_refuse_over_the_limits(store_dir):
             assert found.isError and "max_k" in found.content[0].text
 
     anyio.run(main)
+
+
+def test_the_web_page_refuses_a_message_over_the_limit(store_dir):
+    """``stratagraph serve`` (a real server process): a 400 naming the limit, no thread remembered."""
+    import httpx
+
+    from tests.processes import running
+
+    with running(store_dir, "serve", env={"STRATAGRAPH_MAX_QUESTION_CHARS": "20"}) as base, httpx.Client(timeout=60) as client:
+        r = client.post(f"{base}/api/threads/t1/messages", json={"message": "q" * 30})
+        assert r.status_code == 400 and "max_question_chars" in r.json()["error"]
+        assert client.get(f"{base}/api/threads").json() in ([], {"threads": []})
