@@ -412,6 +412,7 @@ def ask(
                     for entry in (value or {}).get("trace", []):
                         err.print(f"[dim]{node}[/dim] {entry.decision} ({entry.ms:.0f} ms)" + (
                             f" [yellow]fallback: {entry.fallback}[/yellow]" if entry.fallback else ""))  # fmt: skip
+                        _print_flags(entry)
                     if (value or {}).get("answer") is not None:
                         answer = value["answer"]
         except LLMUnavailable as exc:
@@ -421,11 +422,18 @@ def ask(
     _emit(answer.model_dump(mode="json"), as_json, answer.render())
 
 
+def _print_flags(entry: Any) -> None:
+    """The passages a node read that address the model (stratagraph/text/injection.py), one line each."""
+    for flag in entry.flags:
+        err.print(f"  [red]flag:[/red] {flag}", markup=True, highlight=False)
+
+
 def _print_event(event: Any, streamed: list[bool]) -> None:
     """A conversation event on the terminal: node updates to stderr, reply tokens to stdout as they come."""
     if event.kind == "node" and event.node is not None:
         e = event.node
         err.print(f"[dim]{e.node}[/dim] {e.decision} ({e.ms:.0f} ms)" + (f" [yellow]fallback: {e.fallback}[/yellow]" if e.fallback else ""))
+        _print_flags(e)
     elif event.kind == "token":
         if not streamed[0]:
             streamed[0] = True
