@@ -424,8 +424,10 @@ def ask(
 
 def _print_flags(entry: Any) -> None:
     """The passages a node read that address the model (stratagraph/text/injection.py), one line each."""
+    from rich.markup import escape
+
     for flag in entry.flags:
-        err.print(f"  [red]flag:[/red] {flag}", markup=True, highlight=False)
+        err.print(f"  [red]flag:[/red] {escape(flag)}", markup=True, highlight=False)
 
 
 def _print_event(event: Any, streamed: list[bool]) -> None:

@@ -275,7 +275,9 @@ MODEL_COMMANDS = ("you are now", "from now on", "act as", "pretend to be", "pret
                   "new instructions", "updated instructions", "answer every question with", "answer all questions with",
                   "always answer", "always respond", "always reply", "respond only with", "reply only with",
                   "do not tell the user", "don't tell the user", "tell the user to", "instead answer",
-                  "reveal your", "print your", "repeat your", "repeat the text above", "output your")  # fmt: skip
+                  "reveal your", "print your", "repeat your", "repeat the text above", "output your",
+                  "end your answer with", "end your reply with", "end every answer with", "append to your answer",
+                  "include the following link", "add the following image", "add this link")  # fmt: skip
 #: how a passage hails its reader ("*Note to the AI*: ...", "*If you are an* LLM ...")
 MODEL_ADDRESS = ("note to the", "note for the", "message to the", "message for the", "attention", "dear", "hey", "hello",
                  "if you are an", "if you are a", "if you are the", "to the", "for any")  # fmt: skip
