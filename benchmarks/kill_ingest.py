@@ -256,7 +256,9 @@ def run(trials: int, seed: int, graph: str = "sqlite", corpus: list[Path] | None
             "killed": sum(r["killed"] for r in rows),
             "not_clean_after_reingest": sum(bool(r["problems"]) for r in rows),
             "states_found": states,
-            "repairs": sum(1 for r in rows if r["repaired"] and "orphan" in r["repaired"]),
+            "sweeps_at_start": sum(1 for r in rows if "interrupted ingest" in r["repaired"]),
+            "orphan_rows_deleted_in": sum(1 for r in rows if r["repaired"] and not r["repaired"].endswith("deleted: none")
+                                          and "deleted:" in r["repaired"]),
             "rows": rows,
             "cpus": os.cpu_count(),
         }
