@@ -225,3 +225,24 @@ def test_injected_documents_scripted_model_agent_example(obeying: StrataGraph, c
     assert "addressed to an AI model" in search and MARKERS["write_cypher"] in search
     OUTCOMES["agent example"] = json.dumps({"answer": str(out["messages"][-1].content), "tools": [m.name for m in out["messages"] if isinstance(m, ToolMessage)]})
     print(f"\nagent example: {OUTCOMES['agent example']}")
+
+
+def test_injected_documents_scripted_model_mcp_agent_example(obeying: StrataGraph, chat_server: ScriptedChatServer, hostile_home: Path) -> None:
+    """``examples/mcp_agent.py`` as a user runs it (tools from ``stratagraph mcp`` over stdio): the obeying model
+    searches, tries the write Cypher it read about (no such tool on SQLite), and the store is unchanged."""
+    import subprocess
+    import sys
+
+    from tests.mcp_server.servers import server_env
+
+    before = _state(obeying)
+    env = server_env(OPENAI_BASE_URL=chat_server.base_url, OPENAI_API_KEY="test", STRATAGRAPH_LLM_MODEL="scripted")
+    proc = subprocess.run([sys.executable, str(REPO / "examples" / "mcp_agent.py"), QUESTION, "--store", str(hostile_home)],
+                          env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "-> search_chunks" in proc.stderr and "-> read_cypher" in proc.stderr
+    assert _state(obeying) == before
+    searched = next(m for b in chat_server.requests for m in b["messages"] if m["role"] == "tool")
+    assert "addressed to an AI model" in json.dumps(searched["content"])
+    OUTCOMES["mcp agent example"] = proc.stdout.strip()[-200:]
+    print(f"\nmcp agent example: {OUTCOMES['mcp agent example']}")
