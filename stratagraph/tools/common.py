@@ -167,10 +167,11 @@ def format_evidence(evidence: Sequence[Evidence]) -> str:
     """Numbered passages: citation line with chunk id and score, then the (clipped) text."""
     from stratagraph.tools.flags import passage_note
 
-    return "\n\n".join(
-        f"{evidence_line(ev)} | score {ev.score:.4f}\n{clip(ev.text)}" + (f"\n{note}" if (note := passage_note(ev.text)) else "")
-        for ev in evidence
-    )
+    def one(ev: Evidence) -> str:
+        note = passage_note(ev.text)  # a passage that addresses the model is marked as data
+        return f"{evidence_line(ev)} | score {ev.score:.4f}\n{clip(ev.text)}" + (f"\n{note}" if note else "")
+
+    return "\n\n".join(one(ev) for ev in evidence)
 
 
 def evidence_documents(evidence: Sequence[Evidence]) -> list[Document]:
