@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from stratagraph import StrataGraph
 from stratagraph.config import Settings
+from stratagraph.limits import tool_call_limit
 
 SYSTEM = (
     "You answer questions about the user's documents. Search them with the tools; for a question that "
@@ -33,7 +34,12 @@ def build_agent(sg: StrataGraph, model: Any = None) -> Any:
     model = model if model is not None else sg.services.llm
     if model is None:
         raise SystemExit("no chat model: set OPENAI_BASE_URL / OPENAI_API_KEY and STRATAGRAPH_LLM_MODEL")
-    return create_agent(model, tools=[*sg.tools(), sg.as_tool("kag")], system_prompt=SYSTEM)
+    return create_agent(
+        model,
+        tools=[*sg.tools(), sg.as_tool("kag")],
+        system_prompt=SYSTEM,
+        middleware=[tool_call_limit(sg.settings)],  # at most STRATAGRAPH_MAX_TOOL_CALLS tool calls per turn
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,6 +24,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
 from stratagraph.config import Settings
+from stratagraph.limits import tool_call_limit
 from stratagraph.llm import get_chat_model
 
 SYSTEM = (
@@ -51,7 +52,7 @@ async def ask(question: str, store: str, url: str | None = None, model: Any = No
         raise SystemExit("no chat model: set OPENAI_BASE_URL / OPENAI_API_KEY and STRATAGRAPH_LLM_MODEL")
     client = MultiServerMCPClient({"stratagraph": connection(store, url)})
     tools = await client.get_tools()
-    agent = create_agent(model, tools=tools, system_prompt=SYSTEM)
+    agent = create_agent(model, tools=tools, system_prompt=SYSTEM, middleware=[tool_call_limit(Settings())])
     return await agent.ainvoke({"messages": [{"role": "user", "content": question}]})
 
 

@@ -91,6 +91,7 @@ class TraceEntry(BaseModel):
     ms: float = 0.0
     llm: bool = False  # the node asked the chat model
     fallback: str | None = None  # why the node used its no-LLM policy although a chat model was configured
+    flags: list[str] = Field(default_factory=list)  # passages that address the model (stratagraph/text/injection.py)
 
 
 class Answer(BaseModel):

@@ -123,16 +123,21 @@ class StrataGraph:
         self, question: str, strategy: str = "default", k: int = 5, filters: Mapping[str, Any] | None = None
     ) -> RetrievalResult:
         """Ranked evidence for a question by one named strategy (no LLM; ``default`` when none is named)."""
+        from stratagraph.limits import check_request
         from stratagraph.retrieval import retrieve
 
+        check_request(self.settings, question, k, filters)
         return retrieve(self.context, strategy, question, k=k, filters=filters)
 
     def retriever(self, name: str = "default", k: int = 5, filters: Mapping[str, Any] | None = None) -> GraphRetriever:
         """A LangChain ``BaseRetriever`` of one strategy (DESIGN.md names table); Documents have ``id`` =
         chunk id and provenance in metadata."""
-        from stratagraph.retrieval import get_strategy
+        from stratagraph.limits import check_request
+        from stratagraph.retrieval import check_filters, get_strategy
         from stratagraph.retrieval.langchain import GraphRetriever
 
+        check_request(self.settings, k=k, filters=filters)
+        check_filters(filters)
         get_strategy(name)  # an unknown name raises RetrievalError listing the known ones
         return GraphRetriever(self.context, strategy=name, k=k, filters=dict(filters or {}))
 

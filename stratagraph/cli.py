@@ -330,6 +330,16 @@ def _filters(pairs: list[str]) -> dict[str, str]:
         raise  # unreachable
 
 
+def _within_limits(store: Path | None, question: str, k: int | None, where: dict[str, str]) -> None:
+    """Refuse (exit 2) a question, k or filter over the settings' limits (stratagraph/limits.py)."""
+    from stratagraph.limits import LimitExceeded, check_request
+
+    try:
+        check_request(_settings(store), question, k, where)
+    except LimitExceeded as exc:
+        _fail(str(exc), code=2)
+
+
 def _strategy_names() -> str:
     from stratagraph.retrieval import STRATEGIES
 
@@ -366,6 +376,7 @@ def ask(
     to stderr as they happen. With --retrieve-only: the ranked evidence of one retrieval strategy."""
     _logging(verbose)
     where = _filters(filters)
+    _within_limits(store, question, k, where)
     if retrieve_only:
         _retrieve_only(question, strategy or "default", k or 5, where, store, as_json)
         return
@@ -401,6 +412,7 @@ def ask(
                     for entry in (value or {}).get("trace", []):
                         err.print(f"[dim]{node}[/dim] {entry.decision} ({entry.ms:.0f} ms)" + (
                             f" [yellow]fallback: {entry.fallback}[/yellow]" if entry.fallback else ""))  # fmt: skip
+                        _print_flags(entry)
                     if (value or {}).get("answer") is not None:
                         answer = value["answer"]
         except LLMUnavailable as exc:
@@ -410,11 +422,20 @@ def ask(
     _emit(answer.model_dump(mode="json"), as_json, answer.render())
 
 
+def _print_flags(entry: Any) -> None:
+    """The passages a node read that address the model (stratagraph/text/injection.py), one line each."""
+    from rich.markup import escape
+
+    for flag in entry.flags:
+        err.print(f"  [red]flag:[/red] {escape(flag)}", markup=True, highlight=False)
+
+
 def _print_event(event: Any, streamed: list[bool]) -> None:
     """A conversation event on the terminal: node updates to stderr, reply tokens to stdout as they come."""
     if event.kind == "node" and event.node is not None:
         e = event.node
         err.print(f"[dim]{e.node}[/dim] {e.decision} ({e.ms:.0f} ms)" + (f" [yellow]fallback: {e.fallback}[/yellow]" if e.fallback else ""))
+        _print_flags(e)
     elif event.kind == "token":
         if not streamed[0]:
             streamed[0] = True

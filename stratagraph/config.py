@@ -118,6 +118,12 @@ class Settings(BaseSettings):
     # answering workflows
     tqr_max_turns: int = Field(default=4, ge=1, description="think-query-retrieve turns at most (BiG-RAG §4.4)")
     kag_max_rounds: int = Field(default=3, ge=1, description="KAG solver plan-reason-reflect rounds at most (KAG Alg. 1)")
+    # limits that protect a shared server (stratagraph/limits.py): a request over one is refused, naming it
+    max_question_chars: int = Field(default=4000, ge=1, description="the longest question (characters) accepted")
+    max_k: int = Field(default=50, ge=1, description="the most evidence chunks (k) one request may ask for")
+    max_filters: int = Field(default=16, ge=0, description="the most metadata filter keys in one request")
+    max_filter_chars: int = Field(default=256, ge=1, description="the longest filter key or value (characters)")
+    max_tool_calls: int = Field(default=24, ge=1, description="the most tool calls one agent turn may make")
     json_title_field: str = "title"
     json_text_field: str = "text"
     json_id_field: str = "id"

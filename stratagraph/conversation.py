@@ -49,25 +49,33 @@ class Conversation:
         """A one-turn conversation that is not remembered (``ask`` without ``--thread``)."""
         return cls(services, remember=False)
 
+    def _within_limits(self, message: str) -> None:
+        """Refuse a message over the question limit before the turn starts (nothing is checkpointed)."""
+        from stratagraph.limits import check_request
+
+        check_request(self.services.settings, message)
+
     @property
     def config(self) -> dict[str, Any]:
         return {"configurable": {"thread_id": self.thread_id}}
 
     def ask(self, message: str) -> Answer:
         """One turn: the message in, the cited answer out (the reply is in :meth:`history`)."""
-        out = self.graph.invoke({"messages": [HumanMessage(content=message)]}, config=self.config, context=self.services)
+        self._within_limits(message)
+        out = self.graph.invoke({"messages": [HumanMessage(content=message)]}, config=self._resume(), context=self.services)
         return out["answer"]
 
     def stream(self, message: str) -> Iterator[Event]:
         """One turn, streamed: the reply's tokens as the chat model writes them (with a chat model), every
         node's trace entry as it finishes (the routed workflow's nodes too), then the answer. Without a chat
         model the reply arrives whole."""
+        self._within_limits(message)
         answer: Answer | None = None
         reply = ""
         seen: set[tuple[str, str, float]] = set()
         for _namespace, mode, chunk in self.graph.stream(
             {"messages": [HumanMessage(content=message)]},
-            config=self.config,
+            config=self._resume(),
             context=self.services,
             stream_mode=["messages", "updates"],
             subgraphs=True,
@@ -96,5 +104,34 @@ class Conversation:
         """The thread's messages so far."""
         if self.graph.checkpointer is None:
             return []
-        state = self.graph.get_state(self.config)
+        complete = self._last_complete()
+        if complete == {}:  # the thread's only turn was killed mid-write: nothing was said
+            return []
+        state = self.graph.get_state(complete or self.config)
         return list(state.values.get("messages", [])) if state and state.values else []
+
+    def _last_complete(self) -> dict[str, Any] | None:
+        """The config of the thread's last complete turn when its latest checkpoint is a turn that never
+        finished (the process was killed mid-turn: the checkpoint still has nodes to run); None when the
+        latest turn is complete (or there is no checkpointer). ``{}`` when no turn ever completed."""
+        if self.graph.checkpointer is None:
+            return None
+        latest = self.graph.get_state(self.config)
+        if not latest or not latest.next:
+            return None
+        for snap in self.graph.get_state_history(self.config):
+            if not snap.next and snap.values.get("messages"):
+                return snap.config
+        return {}
+
+    def _resume(self) -> dict[str, Any]:
+        """Where the next turn starts: the thread's latest checkpoint, or, after a turn killed mid-write, its last
+        complete turn (the new turn forks from there, so the half-written turn is left out of the thread); a
+        thread whose only turn was killed starts afresh."""
+        complete = self._last_complete()
+        if complete is None:
+            return self.config
+        if not complete:
+            self.services.checkpoints.delete(self.thread_id)
+            return self.config
+        return complete

@@ -144,6 +144,7 @@ class Step:
         self.usage = LLMUsage()
         self.used_llm = False
         self.fallbacks: list[str] = []
+        self.flags: list[str] = []  # passages that address the model (stratagraph/tools/flags.py)
 
     # ---------------------------------------------------------------- the run
     @property
@@ -175,6 +176,7 @@ class Step:
     def call(self, name: str, fn: Callable[..., Any], summary: Callable[[Any], str] | None = None, **args: Any) -> Any:
         """Run a retrieval function or tool implementation and record it as a tool call."""
         result = fn(**args)
+        self.flag(result)
         shown = {k: v for k, v in args.items() if k not in ("ctx",)}
         self.calls.append(ToolCall(name=name, args=_jsonable(shown), result=_one_line(summary(result) if summary else result)))
         return result
@@ -187,8 +189,15 @@ class Step:
         tool = get_tool(self.ctx, name)
         message = tool.invoke({"name": name, "args": args, "id": f"{self.name}-{len(self.calls)}", "type": "tool_call"})
         content, artifact = str(message.content), getattr(message, "artifact", None)
+        self.flag(artifact)
         self.calls.append(ToolCall(name=name, args=_jsonable(args), result=_one_line(content)))
         return content, artifact
+
+    def flag(self, found: Any) -> None:
+        """Flag the passages in what a tool returned that address the model (the trace entry's ``flags``)."""
+        from stratagraph.tools.flags import passage_flags
+
+        self.flags.extend(f for f in passage_flags(found) if f not in self.flags)
 
     def retrieve(self, strategy: str, query: str, k: int | None = None) -> list[Evidence]:
         """Ranked evidence by a named retrieval strategy (the ``search_chunks`` tool's function)."""
@@ -275,6 +284,7 @@ class Step:
             ms=round(ms, 1),
             llm=self.used_llm,
             fallback="; ".join(self.fallbacks) or None,
+            flags=self.flags,
         )
 
 

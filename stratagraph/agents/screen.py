@@ -211,6 +211,7 @@ def _excerpts(step: Step, index: SectionIndex, qs: QueryScores, sections: list[i
     if not best:
         return {}
     found = step.ctx.evidence([Scored(id=c, score=1.0) for c in dict.fromkeys(best.values())])
+    step.flag(found)  # the model reads these excerpts: one that addresses it is flagged in the trace
     text = {e.chunk_id: " ".join(e.text.split()) for e in found}
     out = {}
     for s, c in best.items():

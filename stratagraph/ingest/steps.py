@@ -28,6 +28,8 @@ from stratagraph.ingest.knowledge import (
     knowledge_records,
     table_extractions,
 )
+from stratagraph.ingest.recovery import begin as begin_ingest
+from stratagraph.ingest.recovery import end as end_ingest
 from stratagraph.ingest.linking import ENTITY_COLLECTION, link_documents, reconcile_entity_vectors
 from stratagraph.ingest.loaders import load_paths
 from stratagraph.ingest.resolution import DocumentEntities, KeyInfo, block_tokens, cluster_keys, resolve_document
@@ -131,6 +133,8 @@ class IngestState(IngestInput, total=False):
     merges: dict[str, list[str]]  # entity id -> stored entity ids folded into it (set by resolve)
     entity_rows: list[EntityRow]
     reports: list[IngestReport]
+    marker: str  # this run's running-marker (ingest/recovery.py)
+    recovery: str  # what starting this run repaired
 
 
 def services_of(runtime: Runtime[Services] | None) -> Services:
@@ -161,6 +165,7 @@ def plan(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     """Decide added / unchanged / updated by content hash; a document id seen twice in one run counts once."""
     svc = services_of(runtime)
     svc.vectors  # noqa: B018 - open both stores now: an unreachable one stops the run before any work
+    marker, recovery = begin_ingest(svc)  # repair what a killed ingest left (ingest/recovery.py)
     fingerprint = svc.settings.settings_fingerprint()
     prepared: list[PreparedDocument] = []
     seen: set[str] = set()
@@ -177,7 +182,7 @@ def plan(state: IngestState, runtime: Runtime[Services]) -> IngestState:
         else:
             status = IngestStatus.UPDATED
         prepared.append(PreparedDocument(doc=doc, content_hash=digest, status=status))
-    return {"prepared": prepared}
+    return {"prepared": prepared, "marker": str(marker), "recovery": str(recovery)}
 
 
 def build(state: IngestState, runtime: Runtime[Services]) -> IngestState:
@@ -485,6 +490,8 @@ def summarize(state: IngestState, runtime: Runtime[Services]) -> IngestState:
         for i in state.get("issues", [])
         if i.severity == "error"
     ]
+    if state.get("marker"):
+        end_ingest(Path(state["marker"]))
     return {"reports": reports}
 
 

@@ -16,6 +16,7 @@ from stratagraph.retrieval.base import (
     RetrievalError,
     RetrievalResult,
     Scored,
+    check_filters,
     rrf,
 )
 
@@ -55,6 +56,7 @@ def retrieve(
         raise RetrievalError("the question is empty")
     if k < 1:
         raise RetrievalError(f"k must be at least 1, not {k}")
+    check_filters(filters)
     return get_strategy(strategy)(ctx, query.strip(), k=k, filters=filters)
 
 

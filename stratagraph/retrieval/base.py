@@ -7,6 +7,7 @@ deterministically (score descending, then id ascending), so the same store and q
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
@@ -200,6 +201,26 @@ def metadata_matches(meta: Mapping[str, Any], filters: Filters | None) -> bool:
     return all(meta.get(k) in _filter_values(v) for k, v in filters.items())
 
 
+def check_filters(filters: Filters | None) -> None:
+    """Refuse (:class:`RetrievalError`) a filter that is not plain metadata equality: a key that is empty or
+    names a vector-store operator (``$and``, ``$where``...), a value that is not a string, a whole or finite
+    number or a bool. Callers' filters arrive from the CLI, tools, MCP and the API; the vector store would
+    otherwise read an operator key as its own syntax."""
+    if not filters:
+        return
+    if not isinstance(filters, Mapping):
+        raise RetrievalError(f"filters are a key -> value mapping, not {type(filters).__name__}")
+    for key, value in filters.items():
+        if not isinstance(key, str) or not key.strip():
+            raise RetrievalError(f"filter key {key!r} is empty or not a string")
+        if key.startswith("$"):
+            raise RetrievalError(f"filter key {key!r} starts with '$', which is operator syntax; filters are key=value")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise RetrievalError(f"filter {key!r}: {value!r} is not a finite number")
+        if not isinstance(value, (str, int, float, bool)):
+            raise RetrievalError(f"filter {key!r}: {value!r} is not a string, number or bool")
+
+
 def parse_filters(pairs: Iterable[str]) -> dict[str, str]:
     """``["year=2024", "company=Acme"]`` -> ``{"year": "2024", "company": "Acme"}``."""
     out: dict[str, str] = {}
@@ -208,6 +229,7 @@ def parse_filters(pairs: Iterable[str]) -> dict[str, str]:
         if not sep or not key.strip():
             raise RetrievalError(f"filter {pair!r} is not key=value")
         out[key.strip()] = value.strip()
+    check_filters(out)
     return out
 
 

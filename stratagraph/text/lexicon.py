@@ -10,6 +10,16 @@ from __future__ import annotations
 
 __all__ = [
     "AMOUNT_PHRASES",
+    "MODEL_ADDRESS",
+    "MODEL_COMMANDS",
+    "MODEL_NOUNS",
+    "MODEL_OVERRIDES",
+    "PRIOR_WORDS",
+    "RULE_NOUNS",
+    "SECRET_NOUNS",
+    "STORE_WRITES",
+    "TOOL_NOUNS",
+    "TOOL_VERBS",
     "AMOUNT_VERBS",
     "FORECAST_WORDS",
     "ONLY_ADDING",
@@ -258,3 +268,41 @@ CAUSE_MARKERS = (
     "because of", "because", "due to", "driven by", "owing to", "as a result of", "thanks to", "caused by",
     "attributed to", "reflecting", "reflects", "resulting from", "on account of", "the result of", "led by",
 )  # fmt: skip
+
+# ------------------------------------------------------------------------------------------ text addressed to a model
+# The classes of wording by which a passage of a document speaks to the model reading it instead of to its human
+# reader (stratagraph/text/injection.py builds its patterns from these; README "Faults and hostile input").
+#: what a passage calls the model it addresses
+MODEL_NOUNS = ("assistant", "ai", "a.i.", "model", "language model", "llm", "chatbot", "bot", "agent", "gpt", "chatgpt",
+               "claude", "copilot", "large language model", "ai system")  # fmt: skip
+#: verbs that tell a reader to drop what it was told
+MODEL_OVERRIDES = ("ignore", "disregard", "forget", "override", "bypass", "overrule", "drop", "abandon", "discard")
+#: words between such a verb and what it drops ("ignore *all previous* instructions")
+PRIOR_WORDS = ("all", "any", "every", "the", "your", "my", "these", "those", "previous", "prior", "above", "earlier",
+               "preceding", "original", "initial", "system", "other", "of", "existing", "former")  # fmt: skip
+#: what a model is told: its instructions, prompt, rules
+RULE_NOUNS = ("instructions", "instruction", "prompt", "prompts", "rules", "directions", "directives", "guidelines",
+              "guardrails", "constraints", "orders", "programming", "context")  # fmt: skip
+#: what a model keeps to itself: asked for, a passage tries to leak it
+SECRET_NOUNS = ("system prompt", "system message", "hidden prompt", "hidden instructions", "initial instructions",
+                "developer message", "developer prompt", "your instructions", "your prompt", "your rules",
+                "api key", "secret key", "credentials")  # fmt: skip
+#: verbs of a command to a model that can act ("*call* the tool", "*run* this query")
+TOOL_VERBS = ("call", "invoke", "run", "execute", "use", "trigger")
+#: what such a command names
+TOOL_NOUNS = ("tool", "tools", "function", "query", "command", "read_cypher", "cypher", "search_chunks", "calculate",
+              "api", "script", "code", "sql")  # fmt: skip
+#: a role handed to the reader, or a rule for every later answer
+MODEL_COMMANDS = ("you are now", "from now on", "act as", "pretend to be", "pretend you are", "your new role",
+                  "new instructions", "updated instructions", "answer every question with", "answer all questions with",
+                  "always answer", "always respond", "always reply", "respond only with", "reply only with",
+                  "do not tell the user", "don't tell the user", "tell the user to", "instead answer",
+                  "reveal your", "print your", "repeat your", "repeat the text above", "output your",
+                  "end your answer with", "end your reply with", "end every answer with", "append to your answer",
+                  "include the following link", "add the following image", "add this link")  # fmt: skip
+#: how a passage hails its reader ("*Note to the AI*: ...", "*If you are an* LLM ...")
+MODEL_ADDRESS = ("note to the", "note for the", "message to the", "message for the", "attention", "dear", "hey", "hello",
+                 "if you are an", "if you are a", "if you are the", "to the", "for any")  # fmt: skip
+#: statements that would write to a graph or a database (a passage carrying one is aimed at a tool)
+STORE_WRITES = ("detach delete", "drop table", "drop database", "delete from", "truncate table", "insert into",
+                "drop index", "drop constraint", "remove n", "set n.", "merge (", "create (", "load csv", "apoc.")  # fmt: skip

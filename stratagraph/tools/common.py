@@ -31,6 +31,7 @@ from langgraph.prebuilt import ToolRuntime
 from pydantic import BaseModel, ValidationError
 
 from stratagraph.graph_store.base import DocumentNotFound, StoreUnavailable
+from stratagraph.limits import LimitExceeded, check_request
 from stratagraph.retrieval import RetrievalContext, RetrievalError, RetrievalResult, retrieve
 from stratagraph.retrieval.base import Evidence, Filters
 from stratagraph.schema import Node, NodeLabel
@@ -102,7 +103,11 @@ def build_tool(
         except ValidationError as exc:
             raise ToolException(validation_message(exc)) from exc
         with tool_errors():
-            return impl(ctx if ctx is not None else context_of(runtime), args)
+            context = ctx if ctx is not None else context_of(runtime)
+            check_request(
+                context.settings, getattr(args, "query", None), getattr(args, "k", None), getattr(args, "filters", None)
+            )
+            return impl(context, args)
 
     return StructuredTool.from_function(
         func=run,
@@ -122,7 +127,7 @@ def tool_errors() -> Iterator[None]:
         yield
     except ToolException:
         raise
-    except (RetrievalError, DocumentNotFound) as exc:
+    except (RetrievalError, DocumentNotFound, LimitExceeded) as exc:
         raise ToolException(str(exc)) from exc
     except StoreUnavailable as exc:
         raise ToolException(f"the store is unavailable: {exc}") from exc
@@ -160,7 +165,13 @@ def evidence_line(ev: Evidence) -> str:
 
 def format_evidence(evidence: Sequence[Evidence]) -> str:
     """Numbered passages: citation line with chunk id and score, then the (clipped) text."""
-    return "\n\n".join(f"{evidence_line(ev)} | score {ev.score:.4f}\n{clip(ev.text)}" for ev in evidence)
+    from stratagraph.tools.flags import passage_note
+
+    def one(ev: Evidence) -> str:
+        note = passage_note(ev.text)  # a passage that addresses the model is marked as data
+        return f"{evidence_line(ev)} | score {ev.score:.4f}\n{clip(ev.text)}" + (f"\n{note}" if note else "")
+
+    return "\n\n".join(one(ev) for ev in evidence)
 
 
 def evidence_documents(evidence: Sequence[Evidence]) -> list[Document]:

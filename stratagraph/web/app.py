@@ -32,6 +32,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from stratagraph import browse
+from stratagraph.limits import LimitExceeded, check_request
 
 if TYPE_CHECKING:
     from stratagraph.api import StrataGraph
@@ -129,6 +130,10 @@ class Page:
             raise BadRequest("the message is empty")
         if len(message) > MAX_MESSAGE:
             raise BadRequest(f"the message is longer than {MAX_MESSAGE} characters")
+        try:
+            check_request(self.sg.settings, message)
+        except LimitExceeded as exc:
+            raise BadRequest(str(exc)) from exc
         conversation = self.conversation(thread)
         return StreamingResponse(self._turn(conversation, message.strip()), media_type="application/x-ndjson")
 

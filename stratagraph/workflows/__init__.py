@@ -57,6 +57,11 @@ def get_workflow(name: str) -> Any:
 
 def ask(svc: Services, name: str, question: str, filters: dict[str, Any] | None = None, k: int | None = None) -> Answer:
     """Run one answering workflow on a question."""
+    from stratagraph.limits import check_request
+    from stratagraph.retrieval import check_filters
+
+    check_request(svc.settings, question, k, filters)
+    check_filters(filters)
     short = workflow_name(name)
     if short not in ANSWERING:
         raise ValueError(f"{name!r} does not answer questions; choose from {', '.join(ANSWERING)}")
