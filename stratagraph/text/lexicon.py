@@ -119,7 +119,7 @@ DATE_NOUNS = frozenset("year date day month decade century era season quarter pe
 #: nouns asking for a number ("what is the *population*", "what *share*")
 NUMBER_NOUNS = frozenset(
     """number amount count total sum figure value population percentage percent share rate ratio proportion
-    fraction margin budget cost costs price fee fees charge spending expenditure expense expenses revenue
+    fraction margin budget actual actuals outturn appropriations cost costs price fee fees charge spending expenditure expense expenses revenue
     revenues income sales bookings profit loss earnings payroll salary wage wages allocation appropriation funding grant
     balance reserve debt deficit surplus capacity headcount attendance enrollment enrolment length height
     width depth area size distance elevation altitude weight mass volume speed duration age score accuracy
