@@ -87,13 +87,14 @@ def document(doc_id: str, *chunks: ChunkInput) -> DocumentInput:
 
 def text_of_chunk(body: dict[str, Any]) -> str:
     """The chunk text inside the user prompt of a recorded request."""
-    return re.search(r"<<<\n(.*?)\n>>>", user_text(body), re.DOTALL).group(1)  # type: ignore[union-attr]
+    return re.search(r"Text:\n<<<\n(.*?)\n>>>", user_text(body), re.DOTALL).group(1)  # type: ignore[union-attr]
 
 
 def prompt_context(body: dict[str, Any]) -> tuple[str, str]:
-    """The (previous facts, previous sentences) sections of the user prompt of a recorded request."""
+    """The (previous facts, previous sentences) sections of the user prompt of a recorded request, each framed
+    as data between ``<<<`` and ``>>>``."""
     found = re.search(
-        r"from the previous passage[^\n]*:\n(.*?)\n\nSentences just before this passage[^\n]*:\n(.*?)\n\nText:",
+        r"from the previous passage[^\n]*:\n<<<\n(.*?)\n>>>\n\nSentences just before this passage[^\n]*:\n<<<\n(.*?)\n>>>\n\nText:",
         user_text(body),
         re.DOTALL,
     )
