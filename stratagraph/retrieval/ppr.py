@@ -84,13 +84,13 @@ from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, Retriev
 from stratagraph.retrieval.decompose import SubQuery, chain_length, decompose
 from stratagraph.retrieval.index import GraphIndex, PageRankParams, column_stochastic, personalized_pagerank, rank_positions
 from stratagraph.retrieval.lexical import bm25
+from stratagraph.retrieval.neighbourhood import WALKED
 from stratagraph.retrieval.query_linking import QueryLinks, describe, link_query, quoted_pages
 from stratagraph.retrieval.relevance import Relevance, relevance
 from stratagraph.retrieval.traversal import traverse
 from stratagraph.schema import EdgeType
 
 
-WALKED = (EdgeType.MENTIONS, EdgeType.IN_FACT, EdgeType.SUPPORTED_BY, EdgeType.RELATED)
 
 
 class PPRParams(BaseModel):
@@ -192,9 +192,12 @@ class WalkGraph:
     documents: int = 0  # documents in the store
 
 
-def build_walk_graph(index: GraphIndex, described_by_weight: float = 2.0) -> WalkGraph:
-    """The walk matrix over the shared index's chunk, entity and fact layers (no store read)."""
-    chunk_set = set(index.chunks.ids)
+def walk_pairs(
+    index: GraphIndex, described_by_weight: float = 2.0
+) -> tuple[dict[tuple[str, str], float], dict[str, list[str]], dict[str, list[str]]]:
+    """The walk graph's weighted node pairs (each walked both ways), the chunks' mentioned entities and the
+    entities' page chunks, from the whole-graph index (:mod:`~stratagraph.retrieval.neighbourhood` reads the
+    same pairs from the store around given nodes)."""
     pairs: dict[tuple[str, str], float] = defaultdict(float)
     mentions: dict[str, list[str]] = defaultdict(list)
     pages: dict[str, list[str]] = defaultdict(list)
@@ -206,6 +209,13 @@ def build_walk_graph(index: GraphIndex, described_by_weight: float = 2.0) -> Wal
         for cid in index.page_chunks(dst):
             pairs[(src, cid)] += described_by_weight
             pages[src].append(cid)
+    return pairs, mentions, pages
+
+
+def build_walk_graph(index: GraphIndex, described_by_weight: float = 2.0) -> WalkGraph:
+    """The walk matrix over the shared index's chunk, entity and fact layers (no store read)."""
+    chunk_set = set(index.chunks.ids)
+    pairs, mentions, pages = walk_pairs(index, described_by_weight)
     ids = sorted(chunk_set | {n for pair in pairs for n in pair})
     pos = {nid: i for i, nid in enumerate(ids)}
     n = len(ids)
