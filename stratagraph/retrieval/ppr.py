@@ -84,7 +84,8 @@ from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, Retriev
 from stratagraph.retrieval.decompose import SubQuery, chain_length, decompose
 from stratagraph.retrieval.index import GraphIndex, PageRankParams, column_stochastic, personalized_pagerank, rank_positions
 from stratagraph.retrieval.lexical import bm25
-from stratagraph.retrieval.neighbourhood import WALKED
+from stratagraph.retrieval.neighbourhood import WALKED, StoreWalk
+from stratagraph.retrieval.push import local_pagerank
 from stratagraph.retrieval.query_linking import QueryLinks, describe, link_query, quoted_pages
 from stratagraph.retrieval.relevance import Relevance, relevance
 from stratagraph.retrieval.traversal import traverse
@@ -160,6 +161,12 @@ class PPRParams(BaseModel):
         description="chosen on the document sets (issue 20): a chunk's relevance is this times its cosine's "
         "standard score plus its BM25 score's (relevance.py; 1.0: answer_recall@5 78.0 against 82.9 pooled, BM25 "
         "being the stronger of the two on these sets as on BEIR)",
+    )
+    push_epsilon: float = Field(
+        1e-6,
+        gt=0,
+        description="ours (issue 21): the local push's tolerance (retrieval/push.py: every walk score within "
+        "push_epsilon * degree of the exact one) on stores large enough to walk locally (Settings.local_walk_facts)",
     )
     specificity_scale: int = Field(
         1000,
@@ -276,6 +283,34 @@ def run_walk(wg: WalkGraph, seeds: Mapping[str, float], params: PPRParams) -> np
         if w > 0 and nid in wg.index:
             reset[wg.index[nid]] += w
     return personalized_pagerank(wg.transition, wg.dangling, reset, params.pagerank)
+
+
+def walks_locally(ctx: RetrievalContext) -> bool:
+    """Whether the store is large enough (``Settings.local_walk_facts``, counted once per generation) for the walk
+    to run by local push over the seeds' neighbourhood rather than over the whole-graph matrix."""
+    threshold = ctx.settings.local_walk_facts
+    return threshold == 0 or ctx.cached("fact_count", lambda: ctx.graph.counts().nodes.get("Fact", 0)) >= threshold
+
+
+def local_walk(ctx: RetrievalContext, seeds: Mapping[str, float], params: PPRParams) -> dict[str, float]:
+    """The walk by local push (:func:`~stratagraph.retrieval.push.local_pagerank`) over the graph read around the
+    seeds from the store (:class:`~stratagraph.retrieval.neighbourhood.StoreWalk`; pages' chunks kept per generation)."""
+    pages = ctx.cached(f"walk_pages:{params.described_by_weight}", dict)
+    source = StoreWalk(ctx.graph, params.described_by_weight, pages)
+    return local_pagerank(source, seeds, params.pagerank.damping, params.push_epsilon).scores
+
+
+def walk_scores(ctx: RetrievalContext, wg: WalkGraph, seeds: Mapping[str, float], params: PPRParams) -> np.ndarray:
+    """The walk's scores over ``wg``'s nodes: by power iteration over the whole-graph matrix on a small store, by
+    local push on a large one (:func:`walks_locally`)."""
+    if not walks_locally(ctx):
+        return run_walk(wg, seeds, params)
+    scores = np.zeros(len(wg.ids), dtype=np.float64)
+    for nid, s in local_walk(ctx, {n: w for n, w in seeds.items() if n in wg.index}, params).items():
+        i = wg.index.get(nid)
+        if i is not None:
+            scores[i] = s
+    return scores
 
 
 def linked_pages(ctx: RetrievalContext, wg: WalkGraph, chunks: Iterable[str]) -> set[str]:
@@ -450,7 +485,7 @@ def retrieve(
     sparse = bm25(ctx, query, depth, filters)
     links = link_query(ctx, query)
     seeds = seed_weights(ctx, wg, links, dense, params)
-    scores = run_walk(wg, seeds, params)
+    scores = walk_scores(ctx, wg, seeds, params)
     allowed = ctx.allowed_docs(filters)
     walk = rank_chunks(wg, scores, allowed, depth)
     walked = traverse(ctx, query, filters, links=links) if params.fuse_weights[5] else None
