@@ -29,6 +29,7 @@ from stratagraph.schema import EdgeType
 __all__ = ["WALKED", "StoreWalk"]
 
 WALKED = (EdgeType.MENTIONS, EdgeType.IN_FACT, EdgeType.SUPPORTED_BY, EdgeType.RELATED)
+READ = (*WALKED, EdgeType.DESCRIBED_BY, EdgeType.HAS_CHUNK)  # a node's read: its walk edges and page links
 
 
 def document_of(chunk_id: str) -> str:
@@ -39,51 +40,53 @@ def document_of(chunk_id: str) -> str:
 @dataclass
 class StoreWalk:
     """The walk graph around the nodes asked about, read from ``graph`` (module docstring). ``pages`` keeps the
-    chunks of the pages read so far (pass one dict per store generation to share it between queries)."""
+    chunks of the pages read so far and ``described`` the entities describing them (pass one dict each per store
+    generation to share them between queries)."""
 
     graph: GraphStore
     described_by_weight: float = 2.0
     pages: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    described: dict[str, tuple[str, ...]] = field(default_factory=dict)
     reads: int = 0
 
     def fetch(self, nodes: Sequence[str], limit: int) -> dict[str, Adjacent]:
-        """Each node's walk neighbours: its first ``limit`` edges of the walked types (heaviest first; complete
-        when fewer came) and all its page links."""
+        """Each node's walk neighbours, from one batched read of its first ``limit`` edges of the walked types,
+        ``DESCRIBED_BY`` and ``HAS_CHUNK`` (heaviest first; complete when fewer came) and the pages' chunks and
+        describing entities (kept per generation in ``pages`` and ``described``)."""
         out: dict[str, list[tuple[str, float]]] = {u: [] for u in nodes}
         counts: dict[str, int] = defaultdict(int)
-        for row in self.graph.neighbourhood(nodes, WALKED, "both", limit):
-            out[row.node].append((row.other, row.weight if row.type == EdgeType.MENTIONS else 1.0))
-            counts[row.node] += 1
+        own_pages: dict[str, list[str]] = defaultdict(list)  # entity -> the pages it is DESCRIBED_BY
+        chunk_pages: dict[str, list[str]] = {u: [document_of(u)] for u in nodes if "#" in u}
         self.reads += 1
-        for u, others in self._page_links(nodes).items():
-            out[u].extend((v, self.described_by_weight) for v in others)
+        for row in self.graph.neighbourhood(nodes, READ, "both", limit):
+            counts[row.node] += 1
+            if row.type == EdgeType.DESCRIBED_BY:
+                if row.outgoing:
+                    own_pages[row.node].append(row.other)
+            elif row.type == EdgeType.HAS_CHUNK:
+                if not row.outgoing and row.node in chunk_pages and row.other not in chunk_pages[row.node]:
+                    chunk_pages[row.node].append(row.other)
+            else:
+                out[row.node].append((row.other, row.weight if row.type == EdgeType.MENTIONS else 1.0))
+        chunks_of = self.page_chunks(sorted({p for ps in own_pages.values() for p in ps}))
+        for ent, pages in own_pages.items():
+            for page in pages:
+                out[ent].extend((c, self.described_by_weight) for c in chunks_of.get(page, ()))
+        describing = self.describing(sorted({p for ps in chunk_pages.values() for p in ps}))
+        for cid, pages in chunk_pages.items():
+            for page in pages:
+                out[cid].extend((e, self.described_by_weight) for e in describing.get(page, ()))
         return {u: Adjacent(tuple(nbrs), counts[u] < limit) for u, nbrs in out.items()}
 
-    # ---------------------------------------------------------------- DESCRIBED_BY, both sides
-    def _page_links(self, nodes: Sequence[str]) -> dict[str, list[str]]:
-        """Node -> its neighbours through ``DESCRIBED_BY`` pages (one entry per edge and chunk)."""
-        links: dict[str, list[str]] = defaultdict(list)
-        described = self._rows(nodes, EdgeType.DESCRIBED_BY, "out")
-        chunks_of = self.page_chunks(sorted({page for _, page in described}))
-        for ent, page in described:
-            links[ent].extend(chunks_of.get(page, ()))
-        pages_of = self._chunk_pages([u for u in nodes if "#" in u])
-        every_page = sorted({p for ps in pages_of.values() for p in ps})
-        by_page: dict[str, list[str]] = defaultdict(list)
-        for page, ent in self._rows(every_page, EdgeType.DESCRIBED_BY, "in"):
-            by_page[page].append(ent)
-        for cid, ps in pages_of.items():
-            for page in ps:
-                links[cid].extend(by_page.get(page, ()))
-        return links
-
-    def _chunk_pages(self, chunks: Sequence[str]) -> dict[str, list[str]]:
-        """Chunk -> its document and its section (without repeats)."""
-        out: dict[str, list[str]] = {c: [document_of(c)] for c in chunks}
-        for cid, sec in self._rows(chunks, EdgeType.HAS_CHUNK, "in"):
-            if sec not in out[cid]:
-                out[cid].append(sec)
-        return out
+    def describing(self, pages: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Page -> the entities ``DESCRIBED_BY`` it, one per edge (read once, then kept in ``described``)."""
+        todo = [p for p in pages if p not in self.described]
+        if todo:
+            found: dict[str, list[str]] = {p: [] for p in todo}
+            for page, ent in self._rows(todo, EdgeType.DESCRIBED_BY, "in"):
+                found[page].append(ent)
+            self.described.update({p: tuple(es) for p, es in found.items()})
+        return {p: self.described[p] for p in pages}
 
     def page_chunks(self, pages: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """Page -> its chunks: a section's own, a document's all (read once, then kept in ``pages``)."""

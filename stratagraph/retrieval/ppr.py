@@ -295,8 +295,8 @@ def walks_locally(ctx: RetrievalContext) -> bool:
 def local_walk(ctx: RetrievalContext, seeds: Mapping[str, float], params: PPRParams) -> dict[str, float]:
     """The walk by local push (:func:`~stratagraph.retrieval.push.local_pagerank`) over the graph read around the
     seeds from the store (:class:`~stratagraph.retrieval.neighbourhood.StoreWalk`; pages' chunks kept per generation)."""
-    pages = ctx.cached(f"walk_pages:{params.described_by_weight}", dict)
-    source = StoreWalk(ctx.graph, params.described_by_weight, pages)
+    pages, described = ctx.cached("walk_pages", dict), ctx.cached("walk_described", dict)
+    source = StoreWalk(ctx.graph, params.described_by_weight, pages, described)
     return local_pagerank(source, seeds, params.pagerank.damping, params.push_epsilon).scores
 
 

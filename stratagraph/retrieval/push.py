@@ -143,10 +143,11 @@ class _Push:
         self.epsilon *= 1.0 - self.damping * iso  # the bound holds after scaling (module docstring)
         while True:
             self.rounds += 1
-            self._read(self._to_read())
+            todo = self._to_read()
+            self._read(todo)
             ready = sorted(u for u, q in self.residual.items() if self._pushable(u, q))
-            if not ready:
-                return iso
+            if not ready and not todo:
+                return iso  # each read at least doubles a node's limit, so this comes
             for u in ready:
                 if self._pushable(u, self.residual.get(u, 0.0)):
                     self._push(u)
@@ -171,13 +172,18 @@ class _Push:
         return sorted(out)
 
     def _read(self, nodes: list[str]) -> None:
-        """One batched read per limit: a node's first read takes ``first_limit`` edges or as many as its residual
-        could outweigh; each further read at least doubles it."""
+        """Batched reads: a node's first read takes ``first_limit`` edges; a further one (its residual could
+        outweigh what was read) at least doubles its limit, up to what the residual could outweigh. One call
+        per distinct limit (powers of two)."""
         by_limit: dict[int, list[str]] = {}
         for u in nodes:
-            want = math.ceil(self.residual.get(u, 0.0) / self.epsilon) + 1 if self.epsilon > 0 else self.first_limit
-            limit = max(self.first_limit, 2 * self.limit.get(u, 0), min(want, 1 << 30))
-            by_limit.setdefault(1 << (limit - 1).bit_length(), []).append(u)
+            old = self.limit.get(u)
+            if old is None:
+                limit = self.first_limit
+            else:
+                want = math.ceil(self.residual.get(u, 0.0) / self.epsilon) + 1
+                limit = 1 << (max(2 * old, min(want, 1 << 30)) - 1).bit_length()
+            by_limit.setdefault(limit, []).append(u)
         for limit, batch in sorted(by_limit.items()):
             for u, adj in self.source.fetch(batch, limit).items():
                 self.known[u] = adj
