@@ -41,7 +41,7 @@ TEMPLATES = ["Who founded {}?", "Where was {} born?", "What did {} write?", "Who
 def questions(facts: int, n: int, seed: int = 1) -> list[str]:
     """``n`` questions naming entities drawn from the store's Zipf popularity (deterministic)."""
     rng = np.random.default_rng(seed)
-    ents = synth.zipf(rng, facts, 2 * n)
+    ents = synth.zipf(rng, 3 * facts, 2 * n, synth.ENTITY_EXPONENT)
     out = []
     for i in range(n):
         t = TEMPLATES[i % len(TEMPLATES)]

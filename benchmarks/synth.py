@@ -6,8 +6,8 @@ The text is not fluent, the shapes are the real stores' (2wiki-101: ~6k passages
 
 * documents (one per ``facts / 12``) of 1-3 sections of 1-3 chunks each (``HAS_SECTION``, ``HAS_CHUNK``,
   ``NEXT``), about 3 facts per chunk;
-* entities drawn from a Zipf (power-law, exponent 1.1) popularity over ``facts`` names, so a few are hubs
-  mentioned by thousands of chunks and most by one or two; each n-ary fact (arity 2 or 3) joins its entities
+* entities drawn from a Zipf (power-law, exponent 0.75) popularity over ``3 * facts`` names, so a few are hubs
+  in hundreds to thousands of facts and most (about two thirds) in one; each n-ary fact (arity 2 or 3) joins its entities
   (``IN_FACT``) and is ``SUPPORTED_BY`` its chunk, which ``MENTIONS`` them (weight: the count); a binary fact is
   also a ``RELATED`` triple;
 * document ``i`` is the page of entity ``i`` (its title is the name: ``DESCRIBED_BY``), so the hubs have pages;
@@ -41,7 +41,8 @@ SYLLABLES = ["ka", "lo", "mi", "ren", "dor", "sa", "vel", "tu", "ni", "bra", "qu
 PREDICATES = ["founded", "directed", "married", "born_in", "located_in", "member_of", "wrote", "succeeded"]
 TYPES = ["PERSON", "ORG", "GPE", "WORK_OF_ART", "EVENT"]
 DIM = 384  # all-MiniLM-L6-v2
-BATCH_DOCS = 200
+BATCH_DOCS = 500
+ENTITY_EXPONENT = 0.75  # over 3 * facts names: ~1.2 entities per fact, the largest hub in ~2-3% of the facts
 READY = "synth.json"
 
 
@@ -99,11 +100,11 @@ def draw(facts: int, seed: int) -> Plan:
     for f, c in enumerate(where):
         plan.chunk_facts[int(c)].append(f)
     arity = np.where(rng.random(facts) < 0.7, 2, 3)
-    picks = zipf(rng, facts, int(arity.sum()))
+    picks = zipf(rng, 3 * facts, int(arity.sum()), ENTITY_EXPONENT)
     at = 0
     for a in arity:
         ents = list(dict.fromkeys(int(e) for e in picks[at : at + a]))
-        plan.fact_entities.append(ents if len(ents) > 1 else [ents[0], (ents[0] + 1) % facts])
+        plan.fact_entities.append(ents if len(ents) > 1 else [ents[0], (ents[0] + 1) % (3 * facts)])
         at += a
     plan.fact_predicate = [int(p) for p in rng.integers(0, len(PREDICATES), size=facts)]
     return plan

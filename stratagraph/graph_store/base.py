@@ -73,6 +73,7 @@ def cut_neighbours(rows: Iterable[Neighbour], limit: int | None) -> list[Neighbo
 
 
 DIRECTIONS = ("out", "in", "both")
+EDGE_TYPES: dict[str, EdgeType] = {t.value: t for t in EdgeType}  # a name's member without the enum's lookup cost
 
 
 class ScoredId(BaseModel):

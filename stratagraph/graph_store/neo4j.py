@@ -53,6 +53,7 @@ from stratagraph.graph_store.base import (
     DeleteSummary,
     DocumentNotFound,
     DocumentVersion,
+    EDGE_TYPES,
     EdgeRow,
     GraphCounts,
     GraphStore,
@@ -933,7 +934,7 @@ class Neo4jGraphStore(GraphStore):
         query = _neighbour_query("|".join(names), direction, limit)
         rows = self._read(lambda tx: tx.run(query, ids=seeds, limit=limit).values())
         return cut_neighbours(
-            (Neighbour(n, EdgeType(t), o, bool(out), float(w if w is not None else 1.0), k or "")
+            (Neighbour(n, EDGE_TYPES[t], o, bool(out), float(w if w is not None else 1.0), k or "")
              for n, t, o, out, w, k in rows),
             limit,
         )

@@ -26,6 +26,7 @@ from stratagraph.graph_store.base import (
     DeleteSummary,
     DocumentNotFound,
     DocumentVersion,
+    EDGE_TYPES,
     EdgeRow,
     GraphCounts,
     Neighbour,
@@ -536,7 +537,7 @@ class SQLiteGraphStore(GraphStore):
         args: tuple[Any, ...] = (_ids_param(ids),) if limit is None else (_ids_param(ids), int(limit))
         rows = self._conn().execute(sql, args).fetchall()
         return cut_neighbours(
-            (Neighbour(n, EdgeType(t), o, bool(out), float(w), k) for n, t, o, out, w, k in rows), limit
+            (Neighbour(n, EDGE_TYPES[t], o, bool(out), float(w), k) for n, t, o, out, w, k in rows), limit
         )
 
     def generation(self) -> int:

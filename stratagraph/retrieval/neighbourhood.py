@@ -76,7 +76,7 @@ class StoreWalk:
         for cid, pages in chunk_pages.items():
             for page in pages:
                 out[cid].extend((e, self.described_by_weight) for e in describing.get(page, ()))
-        return {u: Adjacent(tuple(nbrs), counts[u] < limit) for u, nbrs in out.items()}
+        return {u: Adjacent.of(nbrs, counts[u] < limit) for u, nbrs in out.items()}
 
     def describing(self, pages: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """Page -> the entities ``DESCRIBED_BY`` it, one per edge (read once, then kept in ``described``)."""

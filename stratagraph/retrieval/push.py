@@ -47,15 +47,16 @@ FIRST_LIMIT = 64  # edges per node in its first read
 
 
 class Adjacent(NamedTuple):
-    """A node's walk neighbours ``(other, weight)`` as read, and whether that is all of them."""
+    """A node's walk neighbours ``(other, weight)`` as read, whether that is all of them, and their total weight:
+    the node's degree when complete, a lower bound otherwise (:meth:`of`)."""
 
     neighbours: tuple[tuple[str, float], ...]
     complete: bool
+    degree: float
 
-    @property
-    def degree(self) -> float:
-        """The degree when complete; a lower bound otherwise."""
-        return math.fsum(w for _, w in self.neighbours)
+    @classmethod
+    def of(cls, neighbours: Sequence[tuple[str, float]], complete: bool) -> Adjacent:
+        return cls(tuple(neighbours), complete, math.fsum(w for _, w in neighbours))
 
 
 class WalkSource(Protocol):
@@ -77,7 +78,7 @@ class MemoryWalk:
         out = {}
         for u in nodes:
             every = sorted(self.adjacency.get(u, ()), key=lambda nw: (-nw[1], nw[0]))
-            out[u] = Adjacent(tuple(every[:limit]), len(every) <= limit)
+            out[u] = Adjacent.of(every[:limit], len(every) <= limit)
         return out
 
 
