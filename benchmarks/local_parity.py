@@ -6,7 +6,8 @@
 For every question of each dataset, the same store and the same process answer twice: with the walk by power
 iteration over the whole-graph index (``local_walk_facts`` above the store's size) and by local push from the
 seeds over neighbourhood reads (``local_walk_facts=0``, ``retrieval/push.py``), at each ``--epsilon``. Prints
-recall@5 of both, the share of questions whose top-5 distinct documents are identical, the share whose top-5
+recall@5 of both (as ``stratagraph eval`` counts it: gold titles on the passage sets, gold documents on the
+document sets), the share of questions whose top-5 distinct documents are identical, the share whose top-5
 chunks are identical, and the p50 latency of both paths. Stores are ingested once under ``<store>/eval/``
 (``stratagraph eval``'s cache); datasets resolve as in ``benchmarks/retrieval.py``.
 """
@@ -31,7 +32,7 @@ K = 5
 WHOLE = 10**12  # local_walk_facts above any store: the whole-graph walk
 
 
-def run_path(ctx, questions, epsilon: float | None) -> tuple[dict, list[list[str]], list[list[str]]]:  # noqa: ANN001
+def run_path(ctx, questions, epsilon: float | None, by_doc_id: bool) -> tuple[dict, list[list[str]], list[list[str]]]:  # noqa: ANN001
     """``default`` (ppr's fusion) on every question: the eval summary, each question's top-5 distinct documents
     (what recall@5 counts) and its top-5 chunk ids."""
     from stratagraph.eval.retrieval import run_strategy, summarize
@@ -45,7 +46,7 @@ def run_path(ctx, questions, epsilon: float | None) -> tuple[dict, list[list[str
         chunks.append([e.chunk_id for e in result.evidence[:K]])
         return result
 
-    run = run_strategy(ctx, "default", questions, K, search=search, by_doc_id=True)
+    run = run_strategy(ctx, "default", questions, K, search=search, by_doc_id=by_doc_id)
     summary = summarize(questions, run, [K])
     summary["p50_ms"] = round(statistics.median(r.ms for r in run.runs), 1)
     return summary, [r.titles[:K] for r in run.runs], chunks[1:]  # the first search is run_strategy's warm-up
@@ -64,11 +65,11 @@ def compare(name: str, epsilons: list[float], store: Path, limit: int | None) ->
         def ctx(facts: int) -> RetrievalContext:
             return RetrievalContext(graph=svc.graph, vectors=svc.vectors, settings=svc.settings.model_copy(update={"local_walk_facts": facts}))
 
-        whole, whole_docs, whole_chunks = run_path(ctx(WHOLE), dataset.questions, None)
+        whole, whole_docs, whole_chunks = run_path(ctx(WHOLE), dataset.questions, None, dataset.documents)
         out = {"dataset": dataset.name, "questions": len(dataset.questions), "facts": svc.graph.counts().nodes["Fact"],
                "whole": {"recall@5": whole[f"recall@{K}"], "p50_ms": whole["p50_ms"]}, "local": {}}
         for eps in epsilons:
-            local, local_docs, local_chunks = run_path(ctx(0), dataset.questions, eps)
+            local, local_docs, local_chunks = run_path(ctx(0), dataset.questions, eps, dataset.documents)
             same_chunks = sum(a == b for a, b in zip(whole_chunks, local_chunks, strict=True))
             same_docs = sum(a == b for a, b in zip(whole_docs, local_docs, strict=True))
             out["local"][str(eps)] = {
