@@ -29,7 +29,7 @@ from pathlib import Path  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 DOCUMENT_SETS = ",".join(str(p) for p in sorted((REPO / "benchmarks" / "data").glob("*")) if (p / "questions.jsonl").is_file())
 K = 5
-WHOLE = 10**12  # local_walk_facts above any store: the whole-graph walk
+WHOLE = None  # local_walk_facts unset: the whole-graph walk
 
 
 def run_path(ctx, questions, epsilon: float | None, by_doc_id: bool) -> tuple[dict, list[list[str]], list[list[str]]]:  # noqa: ANN001

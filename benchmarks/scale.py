@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth  # noqa: E402
 
-PATHS = {"whole": 10**12, "local": 0}
+PATHS = {"whole": None, "local": 0}
 TEMPLATES = ["Who founded {}?", "Where was {} born?", "What did {} write?", "Who succeeded {} and {}?"]
 
 
@@ -49,7 +49,7 @@ def questions(facts: int, n: int, seed: int = 1) -> list[str]:
     return out
 
 
-def worker(home: Path, facts: int, local_walk_facts: int, n: int) -> dict:
+def worker(home: Path, facts: int, local_walk_facts: int | None, n: int) -> dict:
     """One query process: ``n`` + 1 questions to ``default``; latencies and peak RSS."""
     from stratagraph.config import Settings
     from stratagraph.retrieval import retrieve
@@ -103,7 +103,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--facts", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--threshold", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--threshold", type=lambda v: None if v == "None" else int(v), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker is not None:
         print(json.dumps(worker(args.worker, args.facts, args.threshold, args.queries)))
@@ -111,8 +111,7 @@ def main() -> int:
     report = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}", "sizes": {}}
     for size in (int(s) for s in args.sizes.split(",")):
         report["sizes"][str(size)] = run_size(size, args.root, args.queries)
-        if not args.json:
-            print(json.dumps({size: report["sizes"][str(size)]}), file=sys.stderr, flush=True)
+        print(json.dumps({size: report["sizes"][str(size)]}), file=sys.stderr, flush=True)  # kept if a later size fails
     print(json.dumps(report) if args.json else table(report))
     return 0
 

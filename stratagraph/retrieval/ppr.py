@@ -286,9 +286,12 @@ def run_walk(wg: WalkGraph, seeds: Mapping[str, float], params: PPRParams) -> np
 
 
 def walks_locally(ctx: RetrievalContext) -> bool:
-    """Whether the store is large enough (``Settings.local_walk_facts``, counted once per generation) for the walk
-    to run by local push over the seeds' neighbourhood rather than over the whole-graph matrix."""
+    """Whether the walk runs by local push over the seeds' neighbourhood rather than over the whole-graph matrix:
+    when ``Settings.local_walk_facts`` is set and the store has at least that many facts (counted once per
+    generation)."""
     threshold = ctx.settings.local_walk_facts
+    if threshold is None:
+        return False
     return threshold == 0 or ctx.cached("fact_count", lambda: ctx.graph.counts().nodes.get("Fact", 0)) >= threshold
 
 
