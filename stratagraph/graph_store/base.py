@@ -5,10 +5,12 @@ server backend) pass the one contract suite in ``tests/graph_store/test_contract
 
 The protocol is deliberately narrow: batched writes (each one transaction), reads by id and by label, the
 light whole-graph reads a client-side index is built from (:meth:`GraphStore.node_tuples`,
-:meth:`GraphStore.edge_tuples`), counts, a canonical export and a write ``generation`` for cache invalidation.
-Graph algorithms (PageRank, traversal, neighbourhoods, BM25) are not the store's business: they run in
-``stratagraph.retrieval`` over one generation-cached :class:`~stratagraph.retrieval.index.GraphIndex`, the
-same on every backend, so every backend ranks the same.
+:meth:`GraphStore.edge_tuples`), the batched read of the edges around given nodes
+(:meth:`GraphStore.neighbourhood`, what a walk that follows the question reads instead of the whole graph),
+counts, a canonical export and a write ``generation`` for cache invalidation. Graph algorithms (PageRank,
+traversal, BM25) are not the store's business: they run in ``stratagraph.retrieval``, over one
+generation-cached :class:`~stratagraph.retrieval.index.GraphIndex` or over neighbourhood reads
+(``retrieval/push.py``), the same on every backend, so every backend ranks the same.
 
 Conventions every backend keeps:
 
