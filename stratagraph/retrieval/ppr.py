@@ -84,7 +84,7 @@ from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, Retriev
 from stratagraph.retrieval.decompose import SubQuery, chain_length, decompose
 from stratagraph.retrieval.index import GraphIndex, PageRankParams, column_stochastic, personalized_pagerank, rank_positions
 from stratagraph.retrieval.lexical import bm25
-from stratagraph.retrieval.neighbourhood import WALKED, StoreWalk
+from stratagraph.retrieval.neighbourhood import WALKED, StoreWalk, document_of
 from stratagraph.retrieval.push import local_pagerank
 from stratagraph.retrieval.query_linking import QueryLinks, describe, link_query, quoted_pages
 from stratagraph.retrieval.relevance import Relevance, relevance
@@ -175,11 +175,6 @@ class PPRParams(BaseModel):
         "1 document of 1000 (or 10 of 10000) has specificity 1; 1 of 8 has 0.22, not the 0.68 that scaling by "
         "the store's own size gave (measured: musique-100 73.4 -> 74.2, the document sets' recall unchanged)",
     )
-
-
-def document_of(chunk_id: str) -> str:
-    """A chunk's document, from its id (``<doc id>#<section>#<n>``; a document id never holds "#")."""
-    return chunk_id.split("#", 1)[0]
 
 
 @dataclass
@@ -304,8 +299,8 @@ def local_walk(ctx: RetrievalContext, seeds: Mapping[str, float], params: PPRPar
 
 
 def walk_scores(ctx: RetrievalContext, wg: WalkGraph, seeds: Mapping[str, float], params: PPRParams) -> np.ndarray:
-    """The walk's scores over ``wg``'s nodes: by power iteration over the whole-graph matrix on a small store, by
-    local push on a large one (:func:`walks_locally`)."""
+    """The walk's scores over ``wg``'s nodes: by power iteration over the whole-graph matrix, or by local push
+    when :func:`walks_locally` (the two within ``push_epsilon * degree``)."""
     if not walks_locally(ctx):
         return run_walk(wg, seeds, params)
     scores = np.zeros(len(wg.ids), dtype=np.float64)
