@@ -115,6 +115,15 @@ class Settings(BaseSettings):
     similar_top_k: int = Field(default=3, ge=0, description="SIMILAR edges per chunk, to other documents (CG-RAG §4.2.2)")
     similar_min_score: float = Field(default=0.55, ge=0.0, description="least sparse + dense score of a SIMILAR edge")
     citation_top_k: int = Field(default=2, ge=0, description="chunks of a cited document each citing chunk links to")
+    # retrieval
+    local_walk_facts: int | None = Field(
+        default=None,
+        ge=0,
+        description="stores with at least this many Fact nodes run the ppr / default walk by local push over the "
+        "seeds' neighbourhood read from the store (retrieval/push.py) instead of power iteration over the "
+        "whole-graph index; 0: every store; unset: none (measured slower at 20k and 100k facts, BENCHMARKS.md "
+        "issue 21, while the rest of ppr's fusion still reads the whole-graph index)",
+    )
     # answering workflows
     tqr_max_turns: int = Field(default=4, ge=1, description="think-query-retrieve turns at most (BiG-RAG §4.4)")
     kag_max_rounds: int = Field(default=3, ge=1, description="KAG solver plan-reason-reflect rounds at most (KAG Alg. 1)")

@@ -5,10 +5,12 @@ server backend) pass the one contract suite in ``tests/graph_store/test_contract
 
 The protocol is deliberately narrow: batched writes (each one transaction), reads by id and by label, the
 light whole-graph reads a client-side index is built from (:meth:`GraphStore.node_tuples`,
-:meth:`GraphStore.edge_tuples`), counts, a canonical export and a write ``generation`` for cache invalidation.
-Graph algorithms (PageRank, traversal, neighbourhoods, BM25) are not the store's business: they run in
-``stratagraph.retrieval`` over one generation-cached :class:`~stratagraph.retrieval.index.GraphIndex`, the
-same on every backend, so every backend ranks the same.
+:meth:`GraphStore.edge_tuples`), the batched read of the edges around given nodes
+(:meth:`GraphStore.neighbourhood`, what a walk that follows the question reads instead of the whole graph),
+counts, a canonical export and a write ``generation`` for cache invalidation. Graph algorithms (PageRank,
+traversal, BM25) are not the store's business: they run in ``stratagraph.retrieval``, over one
+generation-cached :class:`~stratagraph.retrieval.index.GraphIndex` or over neighbourhood reads
+(``retrieval/push.py``), the same on every backend, so every backend ranks the same.
 
 Conventions every backend keeps:
 
@@ -38,6 +40,42 @@ class EdgeRow(NamedTuple):
     src: str
     dst: str
     weight: float
+
+
+class Neighbour(NamedTuple):
+    """One edge as seen from one of its ends (:meth:`GraphStore.neighbourhood`): the node asked about, the edge's
+    type, the node at its other end, whether the edge leaves ``node`` (``node -> other``), its weight and key."""
+
+    node: str
+    type: EdgeType
+    other: str
+    outgoing: bool
+    weight: float
+    key: str
+
+
+#: the order of a node's neighbours in :meth:`GraphStore.neighbourhood` (heaviest first, then type, other end,
+#: outgoing before incoming, key): the per-node limit keeps a prefix of it, the same on every backend
+def neighbour_order(row: Neighbour) -> tuple[float, str, str, bool, str]:
+    return (-row.weight, str(row.type), row.other, not row.outgoing, row.key)
+
+
+def cut_neighbours(rows: Iterable[Neighbour], limit: int | None) -> list[Neighbour]:
+    """Rows grouped by node (ids ascending), each node's in :func:`neighbour_order`, at most ``limit`` per node;
+    self-loops dropped (a walk never takes them)."""
+    per: dict[str, list[Neighbour]] = {}
+    for row in rows:
+        if row.other != row.node:
+            per.setdefault(row.node, []).append(row)
+    out: list[Neighbour] = []
+    for node in sorted(per):
+        ordered = sorted(per[node], key=neighbour_order)
+        out.extend(ordered if limit is None else ordered[:limit])
+    return out
+
+
+DIRECTIONS = ("out", "in", "both")
+EDGE_TYPES: dict[str, EdgeType] = {t.value: t for t in EdgeType}  # a name's member without the enum's lookup cost
 
 
 class ScoredId(BaseModel):
@@ -197,6 +235,20 @@ class GraphStore(ABC):
     def edge_tuples(self, types: Iterable[EdgeType | str]) -> list[EdgeRow]:
         """:class:`EdgeRow` ``(type, src, dst, weight)`` of every edge of ``types``, sorted by (type, src,
         dst, key): the light form whole-graph indexes are built from."""
+
+    @abstractmethod
+    def neighbourhood(
+        self,
+        ids: Sequence[str],
+        types: Iterable[EdgeType | str],
+        direction: str = "both",
+        limit: int | None = None,
+    ) -> list[Neighbour]:
+        """The edges of ``types`` around each of ``ids`` in one batched read: ``direction`` ``"out"`` (edges
+        leaving the node), ``"in"`` (arriving) or ``"both"``; at most ``limit`` per node (all when None), the
+        first of :func:`neighbour_order` (heaviest first). Grouped by node, ids ascending; self-loops are not
+        returned; an unknown id has no rows. What a query reads instead of the whole graph: its cost follows
+        the nodes asked about (and ``limit``), not the store's size."""
 
     @abstractmethod
     def generation(self) -> int:

@@ -53,11 +53,14 @@ from stratagraph.graph_store.base import (
     DeleteSummary,
     DocumentNotFound,
     DocumentVersion,
+    EDGE_TYPES,
     EdgeRow,
     GraphCounts,
     GraphStore,
+    Neighbour,
     StoreInfo,
     StoreUnavailable,
+    cut_neighbours,
 )
 from stratagraph.graph_store.semantics import (
     EdgeWrite,
@@ -174,6 +177,25 @@ def _edge(row: Sequence[Any]) -> Edge:
 
 
 _EDGE_RETURN = "type(r), a.id, b.id, r.key, r.weight, r.props, r.doc_ids"
+
+_PATTERNS = {"out": "-[r:{t}]->", "in": "<-[r:{t}]-", "both": "-[r:{t}]-"}
+
+
+def _neighbour_query(types: str, direction: str, limit: int | None) -> str:
+    """The read of :meth:`Neo4jGraphStore.neighbourhood` (``types``: schema edge type names joined by ``|``)."""
+    if direction not in _PATTERNS:
+        raise ValueError(f"direction must be out, in or both, not {direction!r}")
+    head = (
+        f"UNWIND $ids AS id MATCH (a:{NODE} {{id: id}}){_PATTERNS[direction].format(t=types)}(b:{NODE}) "
+        "WHERE a <> b WITH id, type(r) AS t, b.id AS other, startNode(r) = a AS out, r.weight AS w, r.key AS k "
+    )
+    if limit is None:
+        return head + "RETURN id, t, other, out, w, k"
+    return (
+        head + "ORDER BY id, w DESC, t, other, out DESC, k "
+        "WITH id, collect([t, other, out, w, k]) AS rows "
+        "UNWIND rows[0..$limit] AS row RETURN id, row[0], row[1], row[2], row[3], row[4]"
+    )
 
 
 @dataclass
@@ -894,6 +916,28 @@ class Neo4jGraphStore(GraphStore):
             keyed = sorted((src, dst, key or "", float(w)) for _, src, dst, key, w in rows)
             out.extend(EdgeRow(kind, s, d, w) for s, d, _, w in keyed)
         return out
+
+    def neighbourhood(
+        self,
+        ids: Sequence[str],
+        types: Iterable[EdgeType | str],
+        direction: str = "both",
+        limit: int | None = None,
+    ) -> list[Neighbour]:
+        """One parameterised ``UNWIND`` statement (one read transaction): each seed's edges of the types asked,
+        in the direction asked; with ``limit``, the server orders each seed's edges heaviest first and returns
+        only its first ``limit`` (:func:`~stratagraph.graph_store.base.neighbour_order`)."""
+        names = sorted({t for t in (_edge_type(x) for x in types) if t is not None})
+        seeds = sorted(set(ids))
+        if not seeds or not names:
+            return []
+        query = _neighbour_query("|".join(names), direction, limit)
+        rows = self._read(lambda tx: tx.run(query, ids=seeds, limit=limit).values())
+        return cut_neighbours(
+            (Neighbour(n, EDGE_TYPES[t], o, bool(out), float(w if w is not None else 1.0), k or "")
+             for n, t, o, out, w, k in rows),
+            limit,
+        )
 
     def generation(self) -> int:
         rows = self._read(lambda tx: tx.run(f"MATCH (m:{META} {{key: 'generation'}}) RETURN m.value").values())

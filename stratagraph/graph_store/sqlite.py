@@ -26,8 +26,11 @@ from stratagraph.graph_store.base import (
     DeleteSummary,
     DocumentNotFound,
     DocumentVersion,
+    EDGE_TYPES,
     EdgeRow,
     GraphCounts,
+    Neighbour,
+    cut_neighbours,
     GraphStore,
     StoreInfo,
     StoreUnavailable,
@@ -74,6 +77,8 @@ CREATE TABLE IF NOT EXISTS edges (
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src, type);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst, type);
 CREATE INDEX IF NOT EXISTS edges_type ON edges(type, src, dst, key);
+CREATE INDEX IF NOT EXISTS edges_src_heavy ON edges(src, type, weight DESC, dst, key);
+CREATE INDEX IF NOT EXISTS edges_dst_heavy ON edges(dst, type, weight DESC, src, key);
 CREATE TABLE IF NOT EXISTS node_docs (
     doc_id TEXT NOT NULL, node_id TEXT NOT NULL, PRIMARY KEY (doc_id, node_id)
 ) WITHOUT ROWID;
@@ -145,6 +150,26 @@ def _edge(row: Sequence[Any]) -> Edge:
         weight=float(row[4]),
         props=json.loads(row[5]),
         doc_ids=json.loads(row[6]),
+    )
+
+
+def _directions(direction: str) -> tuple[bool, ...]:
+    """``(True,)`` for out, ``(False,)`` for in, both for "both"."""
+    if direction not in ("out", "in", "both"):
+        raise ValueError(f"direction must be out, in or both, not {direction!r}")
+    return {"out": (True,), "in": (False,), "both": (True, False)}[direction]
+
+
+def _neighbour_sql(type_: str, outgoing: bool, limit: int | None) -> str:
+    """The seeds' edges of one type and direction (``?2``: the per-seed limit, heaviest first)."""
+    here, there = ("src", "dst") if outgoing else ("dst", "src")
+    cols = f"s.id, e.type, e.{there}, {int(outgoing)}, e.weight, e.key"
+    t = _quote(type_)
+    if limit is None:
+        return f"SELECT {cols} FROM seeds s JOIN edges e ON e.{here} = s.id AND e.type = {t}"
+    return (
+        f"SELECT {cols} FROM seeds s JOIN edges e ON e.rowid IN (SELECT rowid FROM edges WHERE {here} = s.id "
+        f"AND type = {t} ORDER BY weight DESC, {there}, key LIMIT ?2)"
     )
 
 
@@ -491,6 +516,29 @@ class SQLiteGraphStore(GraphStore):
         sql = f"SELECT type, src, dst, weight FROM edges WHERE type IN {_IN} ORDER BY type, src, dst, key"
         rows = self._conn().execute(sql, (json.dumps(type_list),)).fetchall()
         return [EdgeRow(EdgeType(t), s, d, float(w)) for t, s, d, w in rows]
+
+    def neighbourhood(
+        self,
+        ids: Sequence[str],
+        types: Iterable[EdgeType | str],
+        direction: str = "both",
+        limit: int | None = None,
+    ) -> list[Neighbour]:
+        """One statement: for each (type, direction) asked, the edges of the seeds through the
+        ``edges_src_heavy`` / ``edges_dst_heavy`` indexes; with ``limit``, each seed's first ``limit`` of
+        that type and direction (an index range read, heaviest first: a hub costs ``limit`` rows, not its
+        degree), cut to ``limit`` per node across them all here (:func:`~stratagraph.graph_store.base.
+        cut_neighbours`)."""
+        type_list = _type_values(types) or []
+        if not ids or not type_list:
+            return []
+        parts = [_neighbour_sql(t, out, limit) for t in type_list for out in _directions(direction)]
+        sql = "WITH seeds(id) AS (SELECT DISTINCT value FROM json_each(?1)) " + " UNION ALL ".join(parts)
+        args: tuple[Any, ...] = (_ids_param(ids),) if limit is None else (_ids_param(ids), int(limit))
+        rows = self._conn().execute(sql, args).fetchall()
+        return cut_neighbours(
+            (Neighbour(n, EDGE_TYPES[t], o, bool(out), float(w), k) for n, t, o, out, w, k in rows), limit
+        )
 
     def generation(self) -> int:
         return int(self._conn().execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])

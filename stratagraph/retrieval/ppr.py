@@ -84,13 +84,14 @@ from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, Retriev
 from stratagraph.retrieval.decompose import SubQuery, chain_length, decompose
 from stratagraph.retrieval.index import GraphIndex, PageRankParams, column_stochastic, personalized_pagerank, rank_positions
 from stratagraph.retrieval.lexical import bm25
+from stratagraph.retrieval.neighbourhood import WALKED, StoreWalk, document_of
+from stratagraph.retrieval.push import local_pagerank
 from stratagraph.retrieval.query_linking import QueryLinks, describe, link_query, quoted_pages
 from stratagraph.retrieval.relevance import Relevance, relevance
 from stratagraph.retrieval.traversal import traverse
 from stratagraph.schema import EdgeType
 
 
-WALKED = (EdgeType.MENTIONS, EdgeType.IN_FACT, EdgeType.SUPPORTED_BY, EdgeType.RELATED)
 
 
 class PPRParams(BaseModel):
@@ -161,6 +162,12 @@ class PPRParams(BaseModel):
         "standard score plus its BM25 score's (relevance.py; 1.0: answer_recall@5 78.0 against 82.9 pooled, BM25 "
         "being the stronger of the two on these sets as on BEIR)",
     )
+    push_epsilon: float = Field(
+        1e-6,
+        gt=0,
+        description="ours (issue 21): the local push's tolerance (retrieval/push.py: every walk score within "
+        "push_epsilon * degree of the exact one) on stores large enough to walk locally (Settings.local_walk_facts)",
+    )
     specificity_scale: int = Field(
         1000,
         ge=2,
@@ -168,11 +175,6 @@ class PPRParams(BaseModel):
         "1 document of 1000 (or 10 of 10000) has specificity 1; 1 of 8 has 0.22, not the 0.68 that scaling by "
         "the store's own size gave (measured: musique-100 73.4 -> 74.2, the document sets' recall unchanged)",
     )
-
-
-def document_of(chunk_id: str) -> str:
-    """A chunk's document, from its id (``<doc id>#<section>#<n>``; a document id never holds "#")."""
-    return chunk_id.split("#", 1)[0]
 
 
 @dataclass
@@ -192,9 +194,12 @@ class WalkGraph:
     documents: int = 0  # documents in the store
 
 
-def build_walk_graph(index: GraphIndex, described_by_weight: float = 2.0) -> WalkGraph:
-    """The walk matrix over the shared index's chunk, entity and fact layers (no store read)."""
-    chunk_set = set(index.chunks.ids)
+def walk_pairs(
+    index: GraphIndex, described_by_weight: float = 2.0
+) -> tuple[dict[tuple[str, str], float], dict[str, list[str]], dict[str, list[str]]]:
+    """The walk graph's weighted node pairs (each walked both ways), the chunks' mentioned entities and the
+    entities' page chunks, from the whole-graph index (:mod:`~stratagraph.retrieval.neighbourhood` reads the
+    same pairs from the store around given nodes)."""
     pairs: dict[tuple[str, str], float] = defaultdict(float)
     mentions: dict[str, list[str]] = defaultdict(list)
     pages: dict[str, list[str]] = defaultdict(list)
@@ -206,6 +211,13 @@ def build_walk_graph(index: GraphIndex, described_by_weight: float = 2.0) -> Wal
         for cid in index.page_chunks(dst):
             pairs[(src, cid)] += described_by_weight
             pages[src].append(cid)
+    return pairs, mentions, pages
+
+
+def build_walk_graph(index: GraphIndex, described_by_weight: float = 2.0) -> WalkGraph:
+    """The walk matrix over the shared index's chunk, entity and fact layers (no store read)."""
+    chunk_set = set(index.chunks.ids)
+    pairs, mentions, pages = walk_pairs(index, described_by_weight)
     ids = sorted(chunk_set | {n for pair in pairs for n in pair})
     pos = {nid: i for i, nid in enumerate(ids)}
     n = len(ids)
@@ -266,6 +278,37 @@ def run_walk(wg: WalkGraph, seeds: Mapping[str, float], params: PPRParams) -> np
         if w > 0 and nid in wg.index:
             reset[wg.index[nid]] += w
     return personalized_pagerank(wg.transition, wg.dangling, reset, params.pagerank)
+
+
+def walks_locally(ctx: RetrievalContext) -> bool:
+    """Whether the walk runs by local push over the seeds' neighbourhood rather than over the whole-graph matrix:
+    when ``Settings.local_walk_facts`` is set and the store has at least that many facts (counted once per
+    generation)."""
+    threshold = ctx.settings.local_walk_facts
+    if threshold is None:
+        return False
+    return threshold == 0 or ctx.cached("fact_count", lambda: ctx.graph.counts().nodes.get("Fact", 0)) >= threshold
+
+
+def local_walk(ctx: RetrievalContext, seeds: Mapping[str, float], params: PPRParams) -> dict[str, float]:
+    """The walk by local push (:func:`~stratagraph.retrieval.push.local_pagerank`) over the graph read around the
+    seeds from the store (:class:`~stratagraph.retrieval.neighbourhood.StoreWalk`; pages' chunks kept per generation)."""
+    pages, described = ctx.cached("walk_pages", dict), ctx.cached("walk_described", dict)
+    source = StoreWalk(ctx.graph, params.described_by_weight, pages, described)
+    return local_pagerank(source, seeds, params.pagerank.damping, params.push_epsilon).scores
+
+
+def walk_scores(ctx: RetrievalContext, wg: WalkGraph, seeds: Mapping[str, float], params: PPRParams) -> np.ndarray:
+    """The walk's scores over ``wg``'s nodes: by power iteration over the whole-graph matrix, or by local push
+    when :func:`walks_locally` (the two within ``push_epsilon * degree``)."""
+    if not walks_locally(ctx):
+        return run_walk(wg, seeds, params)
+    scores = np.zeros(len(wg.ids), dtype=np.float64)
+    for nid, s in local_walk(ctx, {n: w for n, w in seeds.items() if n in wg.index}, params).items():
+        i = wg.index.get(nid)
+        if i is not None:
+            scores[i] = s
+    return scores
 
 
 def linked_pages(ctx: RetrievalContext, wg: WalkGraph, chunks: Iterable[str]) -> set[str]:
@@ -440,7 +483,7 @@ def retrieve(
     sparse = bm25(ctx, query, depth, filters)
     links = link_query(ctx, query)
     seeds = seed_weights(ctx, wg, links, dense, params)
-    scores = run_walk(wg, seeds, params)
+    scores = walk_scores(ctx, wg, seeds, params)
     allowed = ctx.allowed_docs(filters)
     walk = rank_chunks(wg, scores, allowed, depth)
     walked = traverse(ctx, query, filters, links=links) if params.fuse_weights[5] else None

@@ -21,7 +21,7 @@ import numpy as np
 from stratagraph.graph_store.base import ScoredId
 from stratagraph.retrieval import RetrievalContext, Scored
 from stratagraph.retrieval.base import ranked
-from stratagraph.retrieval.ppr import PPRParams, run_walk, walk_graph
+from stratagraph.retrieval.ppr import PPRParams, walk_graph, walk_scores
 from stratagraph.retrieval.dual_path import node_confidence
 from stratagraph.schema import Node, NodeLabel
 from stratagraph.tools.common import (
@@ -84,7 +84,7 @@ def rank_nodes(ctx: RetrievalContext, seeds: list[str], labels: list[str], limit
         members = [seed] if seed in wg.index else list(ix.page_chunks(seed))
         for m in members:
             reset[m] = reset.get(m, 0.0) + 1.0 / len(members)
-    scores = run_walk(wg, reset, params)
+    scores = walk_scores(ctx, wg, reset, params)
     wanted = set(labels)
     out: dict[str, float] = {}
     tables = [ix.entities for label in ("Entity",) if label in wanted] + [ix.facts for label in ("Fact",) if label in wanted]
