@@ -133,8 +133,10 @@ def _read(step: Step, lf: LogicalForm, evidence: Sequence[Evidence], query: str,
         if not figs:
             return Binding(**{**base.__dict__, "kind": "number", "note": f"no {lf.target} for it"})
         text = figs[0].text() if len(figs) == 1 else f"{len(figs)} amounts"
+        scaled = figs[0].at_scale() if len(figs) == 1 else None  # "240" in thousands answers "$240 thousand"
         return Binding(**{**base.__dict__, "kind": "set" if lf.target == "set" else "number", "found": True,
-                          "text": text, "type": "number", "answer_kind": "span", "figures": figs, "score": score,
+                          "text": text, "type": "number", "answer_kind": "computed" if scaled else "span",
+                          "computation": scaled, "figures": figs, "score": score,
                           "citations": list({(f.citation.chunk_id, f.citation.quote): f.citation for f in figs}.values())})  # fmt: skip
     reading = read(query, evidence, facts, hop=lf.target == "text")
     if not reading.found:

@@ -98,6 +98,14 @@ class Figure:
     def operand(self) -> Operand:
         return Operand(label=self.label, value=self.value, unit=self.unit, raw=self.quantity.raw, citation=self.citation)
 
+    def at_scale(self) -> Computation | None:
+        """The amount at the scale its table states, as a computation of one operand ("240" in thousands ->
+        240 × 1,000), when its answer text is not the text as written; None when it is."""
+        if self.text() == self.quantity.raw:
+            return None
+        return Computation(operation="value", expression=f"{self.quantity.raw} × {self.quantity.scale:,}",
+                           operands=[self.operand()], result=self.value, unit=self.unit)  # fmt: skip
+
     def text(self) -> str:
         """The amount as an answer: as written when that says it all ("$1.2 million", "48,300"), else exact
         with the scale and currency its table states ("1,320" in thousands of dollars -> "$1,320,000")."""

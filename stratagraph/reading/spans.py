@@ -38,7 +38,6 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from stratagraph.answers import Computation
 from stratagraph.reading.arithmetic import Figure
 from stratagraph.reading.frame import Frame
 from stratagraph.reading.result import Reading, not_found
@@ -748,9 +747,8 @@ def read_span(frame: Frame, sents: Sequence[Sentence], hop: bool = False) -> Rea
         return Reading(kind="sentence", answer=s.text, citations=[s.quote()], type=frame.type.value,
                        score=round(best.score, 4), reason=f"the sentence ({best.reason}; no one {frame.type.value} stands out)")  # fmt: skip
     fig = figure_of(best)
-    if fig is not None and fig.text() != fig.quantity.raw:  # a cell in thousands: its exact amount
-        comp = Computation(operation="value", expression=f"{fig.quantity.raw} × {fig.quantity.scale:,}",
-                           operands=[fig.operand()], result=fig.value, unit=fig.unit)  # fmt: skip
+    comp = fig.at_scale() if fig is not None else None
+    if fig is not None and comp is not None:  # a cell in thousands: its exact amount
         return Reading(kind="computed", answer=fig.text(), citations=[s.quote()], computed=comp, type="number",
                        score=round(best.score, 4), reason=f"the cell of the best row, at the table's scale ({best.reason})")  # fmt: skip
     end = _with_unit(s, cand) if cand.label in ("NUMBER", "RANGE") else cand.end

@@ -376,3 +376,17 @@ def test_cli_prints_the_computed_answer_as_json(examples_home: Path) -> None:
     assert data["answer"] == "$2,805 thousand" and data["computed"]["result"] == "2805000"
     assert [o["value"] for o in data["computed"]["operands"]] == ["18585000", "15780000"]
     assert "plan" in proc.stderr and "judge" in proc.stderr
+
+
+def test_one_numeric_step_of_a_cell_in_thousands_is_a_cited_computation_against_scripted_http_server(
+    examples_home: Path, chat_server: ScriptedChatServer
+) -> None:
+    """A plan whose output is one number read from a table stated in thousands answers with the amount at its
+    scale as a computation of that one cell, so its citations check (the answer is not the cell's text)."""
+    one = {"steps": [OVERTIME_PLAN["steps"][0], _step("Output", "out", inputs=["o1"])]}
+    chat_server.responder = _by_schema({"KagPlan": Reply.json(one), "KagJudgement": Reply.json({"answered": True, "missing": ""})})
+    with _llm_sg(chat_server, examples_home) as sg:
+        answer = sg.ask("What is the Police Department's FY2025 overtime budget?", "kag")
+        assert answer.found and answer.kind == "computed" and answer.computed is not None
+        assert answer.computed.result == Decimal(1170000) and answer.computed.operation == "value"
+        assert_cited(sg, answer)
