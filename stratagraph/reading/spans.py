@@ -748,7 +748,7 @@ def read_span(frame: Frame, sents: Sequence[Sentence], hop: bool = False) -> Rea
                        score=round(best.score, 4), reason=f"the sentence ({best.reason}; no one {frame.type.value} stands out)")  # fmt: skip
     fig = figure_of(best)
     comp = fig.at_scale() if fig is not None else None
-    if fig is not None and comp is not None:  # a cell in thousands: its exact amount
+    if comp is not None:  # a cell in thousands: its exact amount
         return Reading(kind="computed", answer=fig.text(), citations=[s.quote()], computed=comp, type="number",
                        score=round(best.score, 4), reason=f"the cell of the best row, at the table's scale ({best.reason})")  # fmt: skip
     end = _with_unit(s, cand) if cand.label in ("NUMBER", "RANGE") else cand.end

@@ -34,7 +34,7 @@ from decimal import Decimal
 from stratagraph.answers import Computation
 from stratagraph.reading.arithmetic import Figure, compute, render
 from stratagraph.reading.frame import Frame
-from stratagraph.reading.result import Reading, not_found
+from stratagraph.reading.result import Reading
 from stratagraph.reading.sentences import Candidate, Sentence, citation
 from stratagraph.reading.words import content_forms, forms, word_forms
 from stratagraph.text.amounts import Quantity, is_total_label, parse_quantities
@@ -169,9 +169,14 @@ def column_fit(column: str, frame: Frame, derived: bool = False, latest: int = -
     return score
 
 
+def _period_verdict(frame: Frame, column: str) -> bool | None:
+    """Whether a column's period is one the question asks (False: another; None: it names none, or the
+    question names no period)."""
+    return agreement(frame.periods, find_periods(column)) if frame.periods else None
+
+
 def _best_cell(cells: Sequence[TableCell], frame: Frame, derived: set[tuple[str, str]]) -> TableCell | None:
-    if frame.periods:  # never a cell of another period than the one asked
-        cells = [c for c in cells if agreement(frame.periods, find_periods(c.column)) is not False]
+    cells = [c for c in cells if _period_verdict(frame, c.column) is not False]  # never a cell of another period
     if not cells:
         return None
     latest = max((_year_of(c.column) for c in cells), default=-1)
@@ -193,8 +198,8 @@ def row_candidates(row: Sentence, frame: Frame) -> list[Candidate]:
     fits = [column_fit(c.column, frame, (row.passage.chunk_id, c.column) in derived, latest) for c in cells]
     top = max(fits)
     out = []
-    verdicts = [agreement(frame.periods, find_periods(c.column)) for c in cells] if frame.periods else []
-    if verdicts and False in verdicts and True not in verdicts:
+    verdicts = [_period_verdict(frame, c.column) for c in cells]
+    if False in verdicts and True not in verdicts:
         return []  # a table by period without the period asked ("Q3 2024", "Q3 2025" for "Q4 2025"): no cell
     for c, f in zip(cells, fits, strict=True):
         cell = next(x for x in row.cells if x.column == c.column)
@@ -386,7 +391,7 @@ def same_row(fig: Figure, frame: Frame, sents: Sequence[Sentence]) -> Figure | N
     if row is None:
         return None
     for cell in cells_of([row]):
-        if cell.column != fig.column and agreement(frame.periods, find_periods(cell.column)) is True:
+        if cell.column != fig.column and _period_verdict(frame, cell.column) is True:
             return cell.figure
     return None
 

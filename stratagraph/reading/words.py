@@ -1,7 +1,8 @@
 """The one way the reader matches words: a word's *forms* are its Porter stem (the lexical index's stemmer),
 the stem of the verb behind an agent noun ("director" -> direct, "founder" -> found) and of a nominalisation
-the lemmatiser leaves alone ("birth" -> bear, "payment" -> pay, "storage" -> store); two words match when their forms meet. A text's *content*
-is its words that are neither stop words, punctuation, question words nor numbers.
+the lemmatiser leaves alone ("birth" -> bear, "payment" -> pay, "storage" -> store); two words match when
+their forms meet. A text's *content* is its words that are neither stop words, punctuation, question words nor
+numbers.
 """
 
 from __future__ import annotations

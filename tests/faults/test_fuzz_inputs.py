@@ -18,7 +18,7 @@ from stratagraph.limits import LimitExceeded, check_request
 from stratagraph.retrieval import RetrievalError
 from stratagraph.retrieval.base import parse_filters
 from stratagraph.tools.calculate import CalculationError, apply, evaluate
-from tests.faults.strategies import expressions, filter_pairs, filter_value, odd_text, questions
+from tests.faults.strategies import expressions, filter_pairs, filter_value, questions
 
 EXAMPLES = int(os.environ.get("STRATAGRAPH_FUZZ_EXAMPLES", "100"))
 FUZZ = settings(
