@@ -141,7 +141,7 @@ HAVING_VERBS = frozenset("have hold contain include comprise feature possess".sp
 #: verbs whose object is an amount ("what did X *spend*", "how much does X *request*"): asked of money, the
 #: currency says them, and a document says them another way ("X's budget is $2 million")
 AMOUNT_VERBS = frozenset("cost weigh earn charge pay measure total amount spend invest borrow raise owe request "
-                         "budget allocate appropriate propose fund receive collect earmark reserve".split())  # fmt: skip
+                         "budget allocate appropriate propose fund receive collect earmark".split())  # fmt: skip
 #: nouns of money a count may be of ("how many *dollars*")
 CURRENCY_NOUNS = frozenset("dollar euro pound yen franc krona crown cent penny".split())
 #: phrasal verbs that say the same as an amount verb ("how much is *set aside* for overtime")

@@ -18,6 +18,7 @@ def _subs(question: str):
     [
         "In the Town of Brinmouth's 2026 budget, how much goes to road salt?",
         "What was the fuel line in Brinmouth's Harbour Patrol actuals for FY2025?",
+        "What was the fuel line in Brinmouth's Harbour Patrol outturn for FY2025?",
     ],
 )
 def test_a_possessive_on_an_amount_is_asked_whole(question: str) -> None:

@@ -56,6 +56,14 @@ def test_a_phrasal_amount_verb_is_no_relation_word() -> None:
     f = frame_of("How much is set aside for overtime in the Harbour unit in FY2027?")
     assert "overtime" in f.relation and not {"set", "aside"} & set(f.relation)
     assert "set" in frame_of("Which set of gauges did the Orrin works sell?").relation
+    assert frame_of("How much is earmarked for road salt in FY2027?").relation == ("road", "salt")
+    assert "reserve" in frame_of("How much is held in the Harbour capital reserve in FY2027?").relation
+
+
+def test_a_count_is_never_money() -> None:
+    f = frame_of("How many positions are budgeted for the Harbour unit in FY2027?")
+    assert f.unit == "position" and not f.money
+    assert frame_of("How much is budgeted for the Harbour unit in FY2027?").money
 
 
 def test_a_nominalisation_matches_its_verb() -> None:
