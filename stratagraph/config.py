@@ -15,8 +15,9 @@ def _default_home() -> Path:
 
 
 #: what the knowledge layer stores, versioned: a store ingested under another format is ingested again
-#: (2: facts keep their arguments with roles and their predicate)
-KNOWLEDGE_FORMAT = 2
+#: (2: facts keep their arguments with roles and their predicate; 3: plain text reads its opening title and
+#: its parts' conventional names, "Abstract", "References", as headings, so its reference list is read)
+KNOWLEDGE_FORMAT = 3
 
 
 class Settings(BaseSettings):

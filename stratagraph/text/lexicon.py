@@ -29,6 +29,8 @@ __all__ = [
     "CHANGE_WORDS",
     "CURRENCY_NOUNS",
     "CITATION_WORDS",
+    "CITING_PHRASES",
+    "CITING_VERBS",
     "DOCUMENT_NOUNS",
     "COMPARE_LATER",
     "COMPARE_EARLIER",
@@ -57,6 +59,7 @@ __all__ = [
     "SHAPE_NOUNS",
     "STRUCTURAL_NOUNS",
     "UNIT_NOUNS",
+    "SECTION_NAMES",
     "SUMMARY_HEADINGS",
     "SUM_WORDS",
     "SUPERLATIVE_MAX",
@@ -116,7 +119,8 @@ ORG_NOUNS = frozenset(
 )
 #: nouns asking for a date ("in which *year*", "on what *date*")
 DATE_NOUNS = frozenset("year date day month decade century era season quarter period time".split())
-#: nouns asking for a number ("what is the *population*", "what *share*")
+#: nouns asking for a number ("what is the *population*", "what *share*"): amounts, counts and the measured
+#: quantities of reports and papers ("what detection *threshold*", "what average *lag*")
 NUMBER_NOUNS = frozenset(
     """number amount count total sum figure value population percentage percent share rate ratio proportion
     fraction margin budget actual actuals outturn appropriations cost costs price fee fees charge spending expenditure expense expenses revenue
@@ -124,7 +128,9 @@ NUMBER_NOUNS = frozenset(
     balance reserve debt deficit surplus capacity headcount attendance enrollment enrolment length height
     width depth area size distance elevation altitude weight mass volume speed duration age score accuracy
     error bill payment invoice tariff toll fare rent tax levy premium dividend bonus range outlook guidance forecast
-    projection target estimate f1 mae rmse mse auc precision recall median mean average""".split()
+    projection target estimate f1 mae rmse mse auc precision recall median mean average threshold lag delay
+    latency temperature pressure concentration density frequency yield efficiency uncertainty deviation variance
+    throughput resolution amplitude magnitude intensity dose bias tolerance""".split()
 )
 #: the noun after "which"/"what" -> the answer type it asks for (person, place, organisation, date, number)
 NOUN_TYPES: dict[str, str] = {
@@ -155,6 +161,15 @@ SHAPE_NOUNS = frozenset("amount figure number value total sum range count estima
 UNIT_NOUNS = frozenset("unit division department office bureau branch team programme program service".split())
 #: headings of sections that restate the rest of a document ("Abstract", "Summary")
 SUMMARY_HEADINGS = frozenset("abstract summary overview introduction conclusion conclusions highlights executive".split())
+#: the conventional names of a document's unnumbered parts, a line of its own in plain text ("Abstract",
+#: "References"): a heading wherever such a line stands alone
+SECTION_NAMES = frozenset({
+    "abstract", "summary", "executive summary", "overview", "introduction", "background", "related work",
+    "method", "methods", "methodology", "materials and methods", "data", "data and methods", "results",
+    "discussion", "results and discussion", "conclusion", "conclusions", "limitations", "future work",
+    "acknowledgements", "acknowledgments", "references", "bibliography", "works cited", "literature cited",
+    "appendix", "notes", "contents", "table of contents",
+})
 #: words that name a reporting period or its length ("*quarterly* revenue in Q3"), said by the period itself
 PERIOD_WORDS = frozenset("quarter quarterly annual annually yearly monthly weekly fiscal half year month week".split())
 #: nouns that name a document as a whole ("the *study* that X cites"): they say where a fact is, not what it is
@@ -263,6 +278,11 @@ CITATION_WORDS = frozenset(
     "cite cites cited citing builds build built reference references referenced prior earlier original introduced "
     "introduces introduce proposed proposes paper papers study studies".split()
 )
+#: the verb that says a document cites a work ("the study that X *cites*"), in its forms
+CITING_VERBS = frozenset("cite cites cited citing".split())
+#: two-word phrases that say a work rests on an earlier one it cites ("the paper *builds on* ...")
+CITING_PHRASES = frozenset({("builds", "on"), ("build", "on"), ("built", "on"), ("builds", "upon"), ("build", "upon"),
+                            ("built", "upon")})
 #: words that introduce a stated cause ("revenue fell *because of* ...")
 CAUSE_MARKERS = (
     "because of", "because", "due to", "driven by", "owing to", "as a result of", "thanks to", "caused by",
