@@ -6,7 +6,10 @@ Every question is read off the graph's structure, with its answer and its gold c
 * ``sum_comparison``: the sum of two rows' cells in one column, or which of the two is larger;
 * ``section``: which section discusses a name that only that section's text states;
 * ``citation_hop``: which document a section cites (``CITES`` from its chunks, one cited document);
-* ``chain_2hop``: two n-ary facts of different chunks sharing an entity ("x adopt y; what does y include?");
+* ``chain_2hop``: two sentences joined by an entity X (the bridge): one fact names a start entity and X in
+  any role (subject, object, agent, or an oblique: "founded *in Corvel*"); the other is a fact of another
+  chunk that names X too, or a fact on X's own page (a document or section X is ``DESCRIBED_BY``). The question
+  quotes both as clozes ([X] blanked, the answer [Y] blanked in the second);
 * ``period_change``: the change of one table row between two period columns (years, quarters).
 
 Each question also carries ``derivation``: where in the documents the answer stands (document source, section
@@ -30,7 +33,7 @@ from stratagraph.eval.datasets import Question
 from stratagraph.graph_store.base import GraphStore
 from stratagraph.schema import Node
 
-__all__ = ["KINDS", "generate", "write_questions"]
+__all__ = ["KINDS", "NEEDS", "candidates", "generate", "supported", "write_questions"]
 
 KINDS = ("table_cell", "sum_comparison", "section", "citation_hop", "chain_2hop", "period_change")
 _SCALE_WORD = {1000: "thousand", 10**6: "million", 10**9: "billion"}
@@ -463,7 +466,8 @@ def _chains(g: _Graph) -> Iterator[Question]:
                 yield _question("chain_2hop", text, [answer["text"]], [d1, d2],
                                 [_heading(g, s) for s in (s1, s2) if s in g.sections], [*c1.chunks, *c2.chunks],
                                 "span", {"sources": [g.source(d1), g.source(d2)], "via": via, "first": first,
-                                         "second": second, "bridge": bridge["text"]})  # fmt: skip
+                                         "second": second, "bridge": bridge["text"],
+                                         "roles": [bridge["role"], answer["role"]]})  # fmt: skip
 
 
 # ---------------------------------------------------------------- the set
@@ -484,11 +488,30 @@ def candidates(graph: GraphStore) -> dict[str, list[Question]]:
     return {k: sorted(v, key=lambda q: (q.question, q.answers)) for k, v in found.items()}
 
 
-def generate(graph: GraphStore, n: int = 50, seed: int = 0) -> list[Question]:
-    """``n`` questions (fewer when the graph supports fewer), taken round-robin over the kinds."""
+#: what each kind needs of the graph, said when a graph supports fewer questions than asked
+NEEDS = {
+    "table_cell": "table rows with typed cells (a row label and a column header per number)",
+    "sum_comparison": "two rows of one table with plain numbers in the same column and units",
+    "section": "a multi-word entity name that the text of exactly one section states",
+    "citation_hop": "a section whose chunks cite exactly one other document of the store (CITES)",
+    "chain_2hop": "a sentence naming two entities (or one, on an entity's own page) whose second entity is "
+                  "named in a sentence of another chunk or has a page of its own, with a name, date or number "
+                  "to ask for",
+    "period_change": "a table row with numbers in two columns of different periods (years, quarters)",
+}  # fmt: skip
+
+
+def supported(found: dict[str, list[Question]]) -> dict[str, int]:
+    """How many questions of each kind a graph supports (every candidate of :func:`candidates`)."""
+    return {kind: len(found.get(kind, [])) for kind in KINDS}
+
+
+def generate(graph: GraphStore, n: int = 50, seed: int = 0, found: dict[str, list[Question]] | None = None) -> list[Question]:
+    """``n`` questions (fewer when the graph supports fewer), taken round-robin over the kinds (``found``:
+    :func:`candidates` of ``graph`` already computed)."""
     rng = random.Random(seed)
     pools = {}
-    for kind, qs in candidates(graph).items():
+    for kind, qs in (found if found is not None else candidates(graph)).items():
         qs = list(qs)
         rng.shuffle(qs)
         pools[kind] = qs
