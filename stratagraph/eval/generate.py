@@ -338,9 +338,11 @@ def _proper(arg: dict[str, Any]) -> bool:
 
 def _answerable(arg: dict[str, Any]) -> bool:
     """An argument a question can ask for: a name, or a phrase the parser labelled (a date, a number, an
-    amount, a place), short, and no pronoun."""
+    amount, a place), short, one phrase (no comma and space), and no pronoun."""
     words = arg["text"].split()
     if not words or len(words) > _MAX_ANSWER_WORDS or _bare(arg["text"]) in _PRONOUN or words[0].casefold() in _PRONOUN:
+        return False
+    if re.search(r",\s", arg["text"]):  # "the end of FY2026, not $14.6 million": a phrase running on past its name
         return False
     return _proper(arg) or (bool(arg.get("label")) and any(ch.isalnum() for ch in arg["text"]))
 
