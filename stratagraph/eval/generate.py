@@ -14,8 +14,9 @@ Every question is read off the graph's structure, with its answer and its gold c
 
 Each question also carries ``derivation``: where in the documents the answer stands (document source, section
 heading, row, columns, names), so a checker can re-derive the answer from the documents' text without the graph
-(``benchmarks/check_generated.py``). The choice is deterministic for a seed: candidates are sorted by id,
-shuffled with ``random.Random(seed)``, and taken round-robin over the kinds.
+(``benchmarks/check_generated.py``). The choice is deterministic for a seed and the same on every backend: facts
+are read in the documents' order, candidates sorted by question text, shuffled with ``random.Random(seed)``,
+and taken round-robin over the kinds.
 """
 
 from __future__ import annotations
@@ -295,9 +296,10 @@ _PRONOUN = {"it", "its", "they", "them", "their", "he", "she", "him", "her", "hi
             "those", "which", "who", "whom", "we", "us", "our", "i", "you", "one"}  # fmt: skip
 _MAX_WORDS = 45  # a sentence longer than this is no cloze a reader can hold
 _MAX_ANSWER_WORDS = 8
+_ASKED = 2  # how many chains may end in one answer of one sentence (each from a first sentence of another document)
 
 
-def cloze_text(sentence: str) -> str:
+def _cloze_text(sentence: str) -> str:
     """A sentence as a cloze quotes it and a checker compares it: no emphasis marks, no list marker, no end
     punctuation, whitespace collapsed."""
     text = _LIST_MARK.sub("", sentence.replace("*", ""))
@@ -322,7 +324,7 @@ def _blanked(text: str, lo: int, hi: int, blanks: Sequence[tuple[int, int, str]]
         out += [text[at:s], f"\x00{mark}\x00"]
         at = e
     out.append(text[at:hi])
-    return cloze_text("".join(out)).replace("\x00", "")
+    return _cloze_text("".join(out)).replace("\x00", "")
 
 
 def _bare(text: str) -> str:
@@ -333,7 +335,9 @@ def _proper(arg: dict[str, Any]) -> bool:
     """An argument that is a name: linked to an entity whose name it states (bar a leading article), with a
     capital letter or a digit in it."""
     name = str(arg.get("entity") or "")
-    return bool(name) and bool(arg.get("eid")) and _bare(arg["text"]) == _bare(name) and any(ch.isupper() or ch.isdigit() for ch in name)
+    if not name or not arg.get("eid") or _bare(arg["text"]) != _bare(name):
+        return False
+    return any(ch.isupper() or ch.isdigit() for ch in name)
 
 
 def _answerable(arg: dict[str, Any]) -> bool:
@@ -368,7 +372,7 @@ class _Clause:
 
     def names(self, arg: dict[str, Any]) -> int:
         """How often the sentence states ``arg``'s words (a blank that leaves another copy gives itself away)."""
-        return cloze_text(self.text[self.lo:self.hi]).casefold().count(_bare(arg["text"]))
+        return _cloze_text(self.text[self.lo:self.hi]).casefold().count(_bare(arg["text"]))
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -439,13 +443,15 @@ def _chains(g: _Graph) -> Iterator[Question]:
     for c in clauses:
         by_section[str(c.fact.props.get("section_id", ""))].append(c)
     pages = _pages(g)
-    used: set[tuple[str, int, int]] = set()  # each answer of each sentence is asked once
+    # each answer of each sentence is asked at most twice, each time from a first sentence of another document
+    used: dict[tuple[str, int, int], set[str]] = defaultdict(set)
     for c1, bridge in firsts:
         key = bridge["eid"]
         seconds: list[tuple[str, _Clause, dict[str, Any] | None]] = [
             ("fact", c2, a2) for c2, a2 in by_bridge.get(key, []) if c2.fact.id != c1.fact.id]
-        seconds += [("page", c2, None) for sid in pages.get(key, []) for c2 in by_section.get(sid, [])
-                    if c2.fact.id != c1.fact.id]  # fmt: skip
+        own = pages.get(key, [])
+        if str(c1.fact.props.get("section_id", "")) not in own:  # the first sentence is not on the bridge's page
+            seconds += [("page", c2, None) for sid in own for c2 in by_section.get(sid, [])]
         for via, c2, b2 in seconds:
             if set(c2.chunks) & set(c1.chunks):
                 continue
@@ -453,15 +459,15 @@ def _chains(g: _Graph) -> Iterator[Question]:
             for answer in c2.args:
                 if not _answerable(answer) or _same(answer, bridge) or (b2 is not None and _overlap(answer, b2)):
                     continue
-                mark = (c2.chunks[0], answer["start"], answer["end"])
-                if mark in used or c2.names(answer) != 1:
+                mark, d1 = (c2.chunks[0], answer["start"], answer["end"]), str(c1.fact.props.get("doc_id", ""))
+                if len(used[mark]) >= _ASKED or d1 in used[mark] or c2.names(answer) != 1:
                     continue
                 second = c2.cloze([(answer, "[Y]")] + ([(b2, "[X]")] if b2 is not None else []))
                 low = f"{first} {second}".casefold()
                 if _bare(answer["text"]) in low or _bare(bridge["text"]) in low:
                     continue  # the question may state neither the bridge nor the answer
-                used.add(mark)
-                d1, d2 = c1.fact.props.get("doc_id", ""), c2.fact.props.get("doc_id", "")
+                used[mark].add(d1)
+                d2 = str(c2.fact.props.get("doc_id", ""))
                 where = "On the page about X" if via == "page" else "In another passage"
                 text = f'X is the blank [X] in "{first}". {where}, what is [Y] in "{second}"?'
                 s1, s2 = str(c1.fact.props.get("section_id", "")), str(c2.fact.props.get("section_id", ""))
@@ -508,7 +514,9 @@ def supported(found: dict[str, list[Question]]) -> dict[str, int]:
     return {kind: len(found.get(kind, [])) for kind in KINDS}
 
 
-def generate(graph: GraphStore, n: int = 50, seed: int = 0, found: dict[str, list[Question]] | None = None) -> list[Question]:
+def generate(
+    graph: GraphStore, n: int = 50, seed: int = 0, found: dict[str, list[Question]] | None = None
+) -> list[Question]:
     """``n`` questions (fewer when the graph supports fewer), taken round-robin over the kinds (``found``:
     :func:`candidates` of ``graph`` already computed)."""
     rng = random.Random(seed)
