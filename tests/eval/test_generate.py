@@ -59,6 +59,8 @@ def test_gold_chunks_hold_the_cell_and_the_name(examples_home: Path, examples_qu
                 assert any(q.answers[0] in t for t in texts), q
             if q.kind == "section":
                 assert any(q.derivation["name"].casefold() in t.casefold() for t in texts), q
+            if q.kind == "chain_2hop":  # the first chunk states the bridge, the second the answer
+                assert q.derivation["bridge"] in texts[0] and q.answers[0] in texts[-1], q
     finally:
         svc.close()
 
