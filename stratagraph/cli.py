@@ -716,15 +716,24 @@ def eval_generate(
     run them with `eval qa --dataset OUT` or `eval retrieval --dataset OUT` (against the current store)."""
     from collections import Counter
 
-    from stratagraph.eval.generate import generate, write_questions
+    from stratagraph.eval.generate import NEEDS, candidates, generate, supported, write_questions
 
     _logging(verbose)
     with _session(store, as_json) as sg:
-        questions = generate(sg.services.graph, n=n, seed=seed)
+        found = candidates(sg.services.graph)
+        questions = generate(sg.services.graph, n=n, seed=seed, found=found)
     path = write_questions(questions, out)
     kinds = dict(sorted(Counter(q.kind for q in questions).items()))
-    _emit({"questions": len(questions), "path": str(path), "kinds": kinds}, as_json,
-          f"{len(questions)} questions -> {path}\n" + "\n".join(f"  {k}: {v}" for k, v in kinds.items()))
+    report: dict = {"questions": len(questions), "path": str(path), "kinds": kinds}
+    text = f"{len(questions)} questions -> {path}\n" + "\n".join(f"  {k}: {v}" for k, v in kinds.items())
+    if len(questions) < n:  # say why: every question the graph supports was taken
+        support = supported(found)
+        report["supported"] = support
+        report["short"] = {k: NEEDS[k] for k, v in support.items() if v == 0}
+        text += (f"\nThe documents support only {len(questions)} questions, not {n}: every candidate was taken "
+                 f"({', '.join(f'{k} {v}' for k, v in support.items())}).\nKinds with none, and what they need:\n"
+                 + "\n".join(f"  {k}: {need}" for k, need in report["short"].items()))  # fmt: skip
+    _emit(report, as_json, text)
 
 
 @eval_app.command("qa")
