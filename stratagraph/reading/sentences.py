@@ -107,6 +107,11 @@ class Sentence:
         return context_forms(self.passage)
 
     @cached_property
+    def title(self) -> frozenset[str]:
+        """Forms of the words of its document's title (what the whole document is about)."""
+        return word_forms(self.passage.title)
+
+    @cached_property
     def heading(self) -> frozenset[str]:
         """Forms of the words of its own section's heading (the innermost of its heading path) and, for a table
         row, of its table's caption."""

@@ -184,7 +184,8 @@ def specificity(frame: Frame, sents: Sequence[Sentence]) -> dict[str, float]:
 
 
 def relation(sentence: Sentence, frame: Frame, weights: dict[str, float] | None = None) -> float:
-    """The weighted share of the frame's relation words the sentence holds (module docstring, rule 2), each
+    """The weighted share of the frame's relation words the sentence holds (module docstring, rule 2): whole in
+    the sentence, its document's title or (a row) its own heading, half in the rest of its context; each
     word weighted by ``weights`` (:func:`specificity`; 1 each when not given)."""
     asks = {a for m in frame.measures for a in m.asks}
     words = [w for w in frame.relation if w not in asks]
@@ -195,6 +196,7 @@ def relation(sentence: Sentence, frame: Frame, weights: dict[str, float] | None 
         return 1.0 if not words else 0.0
     held = 0.0
     own = sentence.heading if sentence.is_row else frozenset()  # a row is its label, its columns and its section
+    own = own | sentence.title  # the document's title says what all of it is about ("the Harrow Creek library district")
     for w in words:
         f = forms(w)
         held += weight[w] * (1.0 if f & (sentence.forms | own) else 0.5 if f & sentence.context else 0.0)

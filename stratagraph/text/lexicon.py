@@ -11,6 +11,8 @@ from __future__ import annotations
 __all__ = [
     "AMOUNT_PHRASES",
     "MODEL_ADDRESS",
+    "MONTHS",
+    "ORDINALS",
     "MODEL_COMMANDS",
     "MODEL_NOUNS",
     "MODEL_OVERRIDES",
@@ -117,6 +119,10 @@ ORG_NOUNS = frozenset(
     library hospital clinic church team club league band orchestra choir group army navy regiment
     cooperative consortium utility""".split()
 )
+#: the months, which name a period's end ("the end of *September*")
+MONTHS = frozenset("january february march april may june july august september october november december".split())
+#: ordinals, which name a quarter or a half ("the *second* quarter")
+ORDINALS = frozenset("first second third fourth fifth last final".split())
 #: nouns asking for a date ("in which *year*", "on what *date*")
 DATE_NOUNS = frozenset("year date day month decade century era season quarter period time".split())
 #: nouns asking for a number ("what is the *population*", "what *share*"): amounts, counts and the measured
