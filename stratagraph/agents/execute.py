@@ -39,7 +39,7 @@ from stratagraph.answers import Computation
 from stratagraph.reading import frame_of, read
 from stratagraph.reading.arithmetic import Figure, compute, render
 from stratagraph.reading.choice import choose, option_figure
-from stratagraph.reading.reader import named_by_structure, of_member, own_words, scored_number
+from stratagraph.reading.reader import from_source, named_by_structure, of_member, own_words, scored_number
 from stratagraph.reading.sentences import sentences
 from stratagraph.reading.tables import column_figures, exact_cell, one_row, rounded
 from stratagraph.retrieval.base import Evidence, metadata_matches
@@ -125,6 +125,7 @@ def _read(step: Step, lf: LogicalForm, evidence: Sequence[Evidence], query: str,
     if lf.target in ("number", "value", "set"):
         sents = sentences(evidence, facts)
         frame = named_by_structure(frame_of(query if lf.target != "value" else step.question), sents)
+        sents = from_source(frame, sents)
         score = 1.0
         if lf.target == "number":
             siblings = _operands_with(lf, state)

@@ -3,7 +3,8 @@
 no-LLM answer is this, and with a chat model it is the fallback when the model's answer is unusable.
 
 The question's frame (:func:`~stratagraph.reading.frame.frame_of`), with the noun phrases that the evidence's
-headings and table rows name taken as names (:func:`named_by_structure`), decides the reading, in this order:
+headings and table rows name taken as names (:func:`named_by_structure`), decides the reading, over the
+documents the question says the answer is said in when it names one (:func:`from_source`), in this order:
 
 1. a choice between two options, or "before or after": decided from cited dates or numbers
    (:mod:`~stratagraph.reading.choice`); "more or less ... than ...": the difference, with the option it
@@ -41,14 +42,14 @@ from stratagraph.reading.sentences import Sentence, sentences
 from stratagraph.reading.series import period_superlative
 from stratagraph.reading.spans import MIN_ABOUT, about, best_candidate, figure_of, read_span, relation
 from stratagraph.reading.tables import cells_of, count_over, exact_cell, heading_text, one_row, section_total, set_sum, superlative
-from stratagraph.reading.words import content_forms, forms
+from stratagraph.reading.words import content_forms, forms, word_forms
 from stratagraph.retrieval.base import Evidence
 from stratagraph.text.amounts import parse_quantities
 from stratagraph.text.lexicon import CAUSE_MARKERS, DATE_NOUNS, DOCUMENT_NOUNS, MONTHS, ORDINALS, PERIOD_WORDS
 from stratagraph.text.periods import find_periods
 from stratagraph.text.question import AnswerType
 
-__all__ = ["figures", "named_by_structure", "names_one", "of_member", "own_words", "read", "read_number", "scored_number"]
+__all__ = ["figures", "from_source", "named_by_structure", "names_one", "of_member", "own_words", "read", "read_number", "scored_number"]
 
 Facts = Mapping[str, Sequence[Mapping[str, Any]]]
 
@@ -61,6 +62,7 @@ def read(question: str | Frame, passages: Sequence[Evidence], facts: Facts | Non
     if not sents:
         return not_found("no evidence")
     frame = named_by_structure(frame, sents)
+    sents = from_source(frame, sents)
     if not (frame.names or frame.relation or frame.measures or frame.plan or frame.periods):
         return not_found("the question names nothing to look for")
     if frame.type == AnswerType.CHOICE and frame.plan is not None and set(frame.options) <= MAGNITUDES:
@@ -157,6 +159,21 @@ def scored_number(question: str | Frame, sents: Sequence[Sentence], level: bool 
 #: the words that tell periods apart ("the *second quarter*", "the end of *December*"): an operand that differs
 #: from the others only by them is told apart by its period, not by its words
 _PERIODISH = frozenset(f for w in [*PERIOD_WORDS, *DATE_NOUNS, *ORDINALS, *MONTHS] for f in forms(w))
+
+
+def from_source(frame: Frame, sents: Sequence[Sentence]) -> list[Sentence]:
+    """The sentences of the documents the question says its answer is said in (``frame.source``: "what count
+    does *the committee* give"): those whose document's title or file name holds at least half of the
+    source's words, when some do; all of them otherwise (the source may be named by no title)."""
+    words = content_forms(frame.source) if frame.source else ()
+    if not words:
+        return list(sents)
+    kept = [s for s in sents if sum(1 for w in words if w & (s.title | _file_words(s.passage.source))) * 2 >= len(words)]
+    return kept or list(sents)
+
+
+def _file_words(source: str) -> frozenset[str]:
+    return word_forms(re.sub(r"[_\-./]+", " ", source))
 
 
 def own_words(operand: str, operands: Sequence[str]) -> tuple[frozenset[str], ...]:

@@ -17,6 +17,7 @@ __all__ = [
     "MODEL_NOUNS",
     "MODEL_OVERRIDES",
     "PRIOR_WORDS",
+    "REPORTING_VERBS",
     "RULE_NOUNS",
     "SECRET_NOUNS",
     "STORE_WRITES",
@@ -283,6 +284,12 @@ LIFE_VERBS = frozenset("bear die".split())
 CITATION_WORDS = frozenset(
     "cite cites cited citing builds build built reference references referenced prior earlier original introduced "
     "introduces introduce proposed proposes paper papers study studies".split()
+)
+#: verbs by which a body or a document states a figure ("what count does the committee *give*", "what does the
+#: memo *project*"): their subject is where the answer is said
+REPORTING_VERBS = frozenset(
+    "give report state project calculate estimate consider put say find list record show claim publish disclose "
+    "assume cite quote count put forecast adopt approve recommend propose".split()
 )
 #: the verb that says a document cites a work ("the study that X *cites*"), in its forms
 CITING_VERBS = frozenset("cite cites cited citing".split())

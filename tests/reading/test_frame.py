@@ -140,3 +140,18 @@ def test_a_question_of_a_relative_clause_reads_the_clause_as_identifying() -> No
     assert "cite" not in f.relation and "report" not in f.relation and "tourist" in f.relation
     whole = frame_of("Which city whose council adopted the plan on May 2, 2024?")  # the clause is all it says
     assert "council" in whole.relation and "adopt" in whole.relation
+
+
+@pytest.mark.parametrize(
+    ("question", "source"),
+    [
+        ("What count does the committee give?", "committee"),
+        ("What dredging cost does the harbour audit memo project for 2026?", "harbour audit memo"),
+        ("According to the Q3 letter, what was Tessel's revenue?", "the Q3 letter"),
+        ("What revenue did Tessel report for Q4 2024?", "Tessel"),
+        ("How much does the Police Department request for FY2025?", ""),
+        ("Who did the committee appoint as chair?", ""),
+    ],
+)
+def test_where_the_answer_is_said(question: str, source: str) -> None:
+    assert frame_of(question).source == source

@@ -154,3 +154,16 @@ def test_words_of_the_document_title_are_held_by_every_line() -> None:
                               for label, (a, b, c) in rows.items()]}  # fmt: skip
     got = read("How much does the Orla County library district budget for Technology in FY2027 under Mobile Services?", ev, facts)
     assert got.found and "61" in got.answer
+
+
+def test_a_figure_the_question_attributes_is_read_from_that_source() -> None:
+    plan = passage("Dredging; FY2026 Actual: 300; FY2027 Budget: 410; Change: 110", title="Town of Brin Budget",
+                   path=["4. Harbour"], doc="budget.md", n=0)  # fmt: skip
+    memo = passage("The audit committee projects FY2027 dredging costs of $520 thousand, above the budget's figure.",
+                   title="Audit Committee Memo on the Harbour Budget", path=["2. Dredging"], doc="memo.md", n=1)  # fmt: skip
+    facts = {plan.chunk_id: [row_fact("Dredging", {"FY2026 Actual": ("300", 1000), "FY2027 Budget": ("410", 1000),
+                                                   "Change": ("110", 1000)})]}  # fmt: skip
+    got = read("What FY2027 dredging cost does the audit committee project?", [plan, memo], facts)
+    assert got.answer == "$520 thousand"
+    got = read("What FY2027 dredging cost does the town budget give?", [plan, memo], facts)
+    assert "410" in got.answer
