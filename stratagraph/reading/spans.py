@@ -732,7 +732,7 @@ def _misses_a_slot(row: Sentence, frame: Frame, weights: dict[str, float]) -> bo
     its section, and a question's nouns say which ("personnel at the reservoir plant"); one in four may be
     said another way ("plant" for "facility"), by weight (:func:`specificity`): the row may miss a quarter of
     the nouns' weight. A noun the evidence holds nowhere, or one that names the answer's form, is no slot."""
-    held = row.forms | row.context
+    held = row.forms | row.context | row.heading
     slots = [w for w in frame.relation if w in frame.nouns and weights.get(w, 0.0) > 0 and w not in SHAPE_NOUNS]
     missing = sum(weights[w] for w in slots if not (forms(w) & held))
     return missing > SLOT_SLACK * sum(weights[w] for w in slots)

@@ -18,6 +18,7 @@ __all__ = [
     "MODEL_OVERRIDES",
     "PRIOR_WORDS",
     "REPORTING_VERBS",
+    "RESTATED_WORDS",
     "RULE_NOUNS",
     "SECRET_NOUNS",
     "STORE_WRITES",
@@ -26,6 +27,8 @@ __all__ = [
     "AMOUNT_VERBS",
     "FORECAST_WORDS",
     "ONLY_ADDING",
+    "ORIGINAL_ASKED",
+    "ORIGINAL_WORDS",
     "AUXILIARIES",
     "CAUSE_MARKERS",
     "ATTRIBUTION_WORDS",
@@ -291,6 +294,12 @@ REPORTING_VERBS = frozenset(
     "give report state project calculate estimate consider put say find list record show claim publish disclose "
     "assume cite quote count put forecast adopt approve recommend propose".split()
 )
+#: words that mark a figure as superseding an earlier one ("Q2 2024 *restated*"): the figure that stands now
+RESTATED_WORDS = frozenset("restated revised corrected amended adjusted updated".split())
+#: words that mark a figure as the one first published ("Q2 2024 *as reported*", "*originally* reported"); a
+#: question that asks for that one says so with :data:`ORIGINAL_ASKED`
+ORIGINAL_WORDS = frozenset("reported original originally previously initial initially".split())
+ORIGINAL_ASKED = frozenset("original originally previously initially initial first".split())
 #: the verb that says a document cites a work ("the study that X *cites*"), in its forms
 CITING_VERBS = frozenset("cite cites cited citing".split())
 #: two-word phrases that say a work rests on an earlier one it cites ("the paper *builds on* ...")

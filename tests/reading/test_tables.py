@@ -167,3 +167,36 @@ def test_a_figure_the_question_attributes_is_read_from_that_source() -> None:
     assert got.answer == "$520 thousand"
     got = read("What FY2027 dredging cost does the town budget give?", [plan, memo], facts)
     assert "410" in got.answer
+
+
+def _segments() -> tuple[list, dict]:
+    """A segment table whose total row says what it measures, and a restatement table."""
+    seg = passage("Segment | Q3 2025 | Q3 2024 | Change\nFerries; Q3 2025: 610; Q3 2024: 580; Change: 30\n"
+                  "Cargo; Q3 2025: 240; Q3 2024: 250; Change: (10)\nTotal revenue; Q3 2025: 850; Q3 2024: 830; Change: 20",
+                  title="Orla Lines Third Quarter 2025 Report", path=["Segment Results"], doc="q3.md", n=0)  # fmt: skip
+    res = passage("Segment | Q2 2025 as reported | Q2 2025 restated | Change\n"
+                  "Ferries; Q2 2025 as reported: 600; Q2 2025 restated: 575; Change: (25)\n"
+                  "Cargo; Q2 2025 as reported: 230; Q2 2025 restated: 230; Change: 0",
+                  title="Orla Lines Third Quarter 2025 Report", path=["Restatement of Second-Quarter Revenue"], doc="q3.md", n=1)  # fmt: skip
+    facts = {
+        seg.chunk_id: [row_fact(l, {"Q3 2025": (a, 1000), "Q3 2024": (b, 1000), "Change": (c, 1000)})
+                       for l, (a, b, c) in {"Ferries": ("610", "580", "30"), "Cargo": ("240", "250", "(10)"),
+                                            "Total revenue": ("850", "830", "20")}.items()],
+        res.chunk_id: [row_fact(l, {"Q2 2025 as reported": (a, 1000), "Q2 2025 restated": (b, 1000), "Change": (c, 1000)})
+                       for l, (a, b, c) in {"Ferries": ("600", "575", "(25)"), "Cargo": ("230", "230", "0")}.items()],
+    }  # fmt: skip
+    return [seg, res], facts
+
+
+def test_a_tables_total_row_says_what_its_rows_measure() -> None:
+    ev, facts = _segments()
+    got = read("What was Orla Lines' ferries revenue in the third quarter of 2025?", ev, facts)
+    assert got.found and "610" in got.answer  # the Ferries row of a table whose total is "Total revenue"
+
+
+def test_a_restated_figure_stands_unless_the_original_is_asked() -> None:
+    ev, facts = _segments()
+    got = read("By how much did Orla Lines' ferries revenue increase from Q2 2025 to Q3 2025?", ev, facts)
+    assert got.kind == "computed" and "35" in got.answer  # 610 - 575 (restated), not 610 - 600
+    got = read("What ferries revenue did Orla Lines originally report for Q2 2025?", ev, facts)
+    assert "600" in got.answer
