@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/retrieval.py [--datasets hotpotqa-100,musique-100,2wiki-101]
         [--strategies vector,lexical,rrf,...] [--k 2,5] [--limit N] [--store .stratagraph] [--out FILE.json]
+        [--graphs extractor,openie,both] [--openie FILE]
 
 The same code path as ``stratagraph eval retrieval`` (``stratagraph.eval.retrieval.evaluate``): each corpus is
 ingested once into a store cached under ``<store>/eval/``, then every strategy answers every question in this
@@ -155,6 +156,12 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--store", type=Path, default=REPO / ".stratagraph")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--graphs", default="extractor",
+                        help="the graphs to run on, comma-separated (issue 24): extractor (as ingested), openie (an "
+                             "imported OpenIE graph alone, import openie --replace), both (side by side); each in a "
+                             "store folder of its own")  # fmt: skip
+    parser.add_argument("--openie", type=Path, default=None,
+                        help="the OpenIE file for --graphs openie/both (default: the dataset's openie_gpt35.json)")
     parser.add_argument("--misses", default=None, metavar="STRATEGY",
                         help="also print where the strategy ranks the gold passages it misses, and recall@k by "
                              "the number of gold passages per question")
@@ -169,16 +176,20 @@ def main() -> int:
     reports = []
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"python {platform.python_version()}; OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}\n")
-    for name in args.datasets.split(","):
+    graphs = [g for g in args.graphs.split(",") if g]
+    for name, graph in [(n, g) for n in args.datasets.split(",") for g in graphs]:
         started = time.perf_counter()
         try:
-            report = evaluate(name, strategies, ks, settings, limit=args.limit)
+            report = evaluate(name, strategies, ks, settings, limit=args.limit, graph=graph, openie=args.openie)
         except DatasetError as exc:
             print(f"skipped {name}: {exc}\n", file=sys.stderr)
             continue
-        if args.misses:
+        if graphs != ["extractor"]:
+            report["graph"] = graph
+            report["dataset"] += f" ({graph} graph)"
+        if args.misses and graph == "extractor":
             print(misses(name, args.misses, max(ks), settings, args.limit) + "\n", flush=True)
-        if args.ppr_ablation:
+        if args.ppr_ablation and graph == "extractor":
             report["results"].update(ppr_ablation(name, ks, settings, args.limit))
         report["seconds"] = round(time.perf_counter() - started, 1)
         report["path"] = name

@@ -214,3 +214,33 @@ def test_cli_import_is_idempotent_and_a_bad_file_leaves_the_store(tmp_path: Path
     code, out, err = cli_json("--store", str(store), "import", "openie", str(bad))
     assert code == 1 and str(bad) in out["error"] and "extracted_triples" in out["error"]
     assert run_cli("--store", str(store), "export", "--json").stdout == first
+
+
+def test_eval_runs_each_graph_in_a_store_of_its_own(tmp_path: Path) -> None:
+    from stratagraph.eval.datasets import DatasetError, load_dataset
+    from stratagraph.eval.retrieval import READY_MARKER, ensure_store, evaluate
+
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    shutil.copy(CORPUS, folder / "corpus.jsonl")
+    questions = [{"id": "q1", "question": "Where was the composer of Quiet Harbour's score born?", "answers": ["Calder Bay"],
+                  "gold_titles": ["Quiet Harbour", "Mira Tolland"]}]  # fmt: skip
+    (folder / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
+    settings = Settings(home=tmp_path / "store", extract_processes=1)
+    dataset = load_dataset(str(folder))
+    with pytest.raises(DatasetError, match="no OpenIE file"):
+        ensure_store(dataset, settings, graph="openie")
+    shutil.copy(SAMPLE, folder / "openie_gpt35.json")
+    homes = {g: Path(ensure_store(dataset, settings, graph=g).home) for g in ("extractor", "openie", "both")}
+    assert len(set(homes.values())) == 3 and all((h / READY_MARKER).is_file() for h in homes.values())
+    sources = {}
+    for graph, home in homes.items():
+        with StrataGraph(Settings(home=home)) as sg:
+            sources[graph] = {n.props.get("source") for n in sg.graph.nodes_by_label(NodeLabel.FACT)}
+    assert sources == {"extractor": {None}, "openie": {SOURCE}, "both": {None, SOURCE}}
+    marker = json.loads((homes["openie"] / READY_MARKER).read_text(encoding="utf-8"))
+    assert marker["graph"] == "openie" and marker["import"]["facts"] == 10
+    written = (homes["openie"] / READY_MARKER).stat().st_mtime_ns
+    report = evaluate(str(folder), ["ppr"], [2], settings, graph="openie")
+    assert report["questions"] == 1 and set(report["results"]) == {"ppr"}
+    assert (homes["openie"] / READY_MARKER).stat().st_mtime_ns == written  # the store is reused, not imported again
