@@ -23,8 +23,11 @@ retriever and workflow runs on a graph an LLM built (issue 24 item 5: what does 
   ``props.source`` and a ``key`` of their own (``openie`` / ``openie:<predicate>``), so they sit beside the
   extractor's edges instead of overwriting them.
 * **Provenance**: everything imported carries the document's id. Each touched document is written as one
-  new version (``GraphStore.replace_documents``: all or nothing) holding what it had, minus any earlier OpenIE
-  import (and, with ``replace``, minus the extractor's entities and facts), plus this import. Deleting or
+  new version (``GraphStore.replace_documents``: every document of the file in one transaction, all or
+  nothing) holding what it had, minus any earlier OpenIE import (and, with ``replace``, minus the extractor's
+  entities and facts: clause and table-row facts alike), plus this import. Stored entities that a new key
+  outranks are folded into its id first, in a transaction of their own, as ingestion's resolution would fold
+  them (so a failure after it leaves a store that is consistent, with the import not yet written). Deleting or
   re-ingesting a changed document removes the import with no orphans; importing the same file again writes
   the same graph (the export is byte-identical). An entity's per-document contribution keeps what the import
   added under ``openie_names`` / ``openie_types`` / ``openie_keys`` so a later import can take it out again.
@@ -55,7 +58,11 @@ from stratagraph.ingest.extractors.base import (
     ExtractedRelation,
     FactArgument,
 )
-from stratagraph.ingest.linking import ENTITY_COLLECTION, link_documents, reconcile_entity_vectors
+from stratagraph.ingest.linking import (
+    ENTITY_COLLECTION,
+    link_documents,
+    reconcile_entity_vectors,
+)
 from stratagraph.ingest.resolution import resolve_document
 from stratagraph.ingest.steps import _cluster_run, _scalar_metadata
 from stratagraph.schema import BY_DOC, Edge, EdgeType, Node, NodeLabel, combine_part
@@ -430,8 +437,8 @@ def import_openie(svc: Services, path: str | Path, *, replace: bool = False, sou
     for c in graph.nodes_by_label(NodeLabel.CHUNK):
         if c.props.get("kind", "text") == "text":
             chunks_of[str(c.props.get("doc_id") or c.doc_ids[0])].append(c)
-    for doc_id in chunks_of:
-        chunks_of[doc_id].sort(key=lambda c: (int(c.props.get("order") or 0), c.id))
+    for chunks in chunks_of.values():
+        chunks.sort(key=lambda c: (int(c.props.get("order") or 0), c.id))
     matched, unmatched = match_passages(passages, documents, chunks_of)
     report = OpenIEReport(
         file=str(path), source=source, replace=replace, passages=len(passages),

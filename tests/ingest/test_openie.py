@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import canonical, cli_json, run_cli
-from tests.graph_store.bolt import TEST_RETRY_SECONDS, bolt_target
-
 from stratagraph import Settings, StrataGraph
 from stratagraph.ingest.openie import OpenIEError, read_openie
 from stratagraph.schema import NodeLabel
+from tests.conftest import canonical, cli_json, run_cli
+from tests.graph_store.bolt import TEST_RETRY_SECONDS, bolt_target
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "openie_corpus.jsonl"
