@@ -362,18 +362,16 @@ def _import_records(
     return nodes, edges, parts
 
 
-def _new_version(
+def _version_nodes(
     doc_id: str,
     nodes: list[Node],
-    edges: list[Edge],
-    imported_nodes: list[Node],
-    imported_edges: list[Edge],
     parts: dict[str, dict[str, Any]],
     entity_nodes: dict[str, Node],
     replace: bool,
-) -> tuple[DocumentVersion, set[str]]:
-    """The document's version with an earlier import (and with ``replace`` the extractor's knowledge) taken
-    out and this import put in; also the ids of the facts taken out."""
+) -> tuple[list[Node], set[str]]:
+    """The document's nodes with an earlier import (and with ``replace`` the extractor's knowledge) taken out
+    and this import's entity contributions put in; also the ids of the nodes taken out."""
+    parts = dict(parts)
     kept: list[Node] = []
     removed: set[str] = set()
     for n in nodes:
@@ -396,19 +394,21 @@ def _new_version(
         base = entity_nodes.get(eid)
         props = {k: v for k, v in (base.props if base else {}).items() if k != BY_DOC}
         kept.append(Node(id=eid, label=NodeLabel.ENTITY, doc_ids=[doc_id], props={**props, BY_DOC: {doc_id: _add_import({}, part)}}))
-    # a node that loses this document keeps existing only while another document supports it
-    gone = {n.id for n in nodes if n.id in removed and set(n.doc_ids) <= {doc_id}}
-    out_edges = []
+    return kept, removed
+
+
+def _version_edges(doc_id: str, edges: list[Edge], gone: set[str], replace: bool) -> list[Edge]:
+    """The document's stored edges that stay: not an earlier import's, not (with ``replace``) the extractor's
+    knowledge edges, and none touching a node that no document supports any more (``gone``, over every
+    document of the import: an entity page edge is another document's while its entity may be this one's)."""
+    out = []
     for e in edges:
         if e.src in gone or e.dst in gone:
             continue
         if e.type in _KNOWLEDGE_EDGES and (replace or _is_imported(e.props)):
             continue
-        out_edges.append(Edge(**{**e.model_dump(), "doc_ids": [doc_id]}))
-    out_edges += imported_edges
-    return DocumentVersion(doc_id=doc_id, nodes=[*kept, *imported_nodes], edges=out_edges), removed & {
-        n.id for n in nodes if n.label == NodeLabel.FACT
-    }
+        out.append(Edge(**{**e.model_dump(), "doc_ids": [doc_id]}))
+    return out
 
 
 def _add_import(part: dict[str, Any], mine: dict[str, Any]) -> dict[str, Any]:
@@ -469,6 +469,9 @@ def import_openie(svc: Services, path: str | Path, *, replace: bool = False, sou
     stale_facts: dict[str, set[str]] = {}
     old_entities: set[str] = set()
     entities: set[str] = set()
+    staged = []
+    dropped_by: dict[str, set[str]] = defaultdict(set)
+    support: dict[str, set[str]] = {}
     for i, d in enumerate(order):
         fact_nodes, edges, parts = _import_records(
             d, chunks_of[d], extractions[d], resolved[i].key_of, resolved[i].contributions, entity_of, source
@@ -477,16 +480,28 @@ def import_openie(svc: Services, path: str | Path, *, replace: bool = False, sou
         old_entities |= {n.id for n in nodes if n.label == NodeLabel.ENTITY}
         entities |= set(parts)
         stored = {n.id: n for n in graph.get_nodes(sorted(set(parts)))}
-        version, removed = _new_version(d, nodes, old_edges, fact_nodes, edges, dict(parts), stored, replace)
-        versions.append(version)
-        report.removed_facts += len(removed)
-        stale_facts[d] = removed
+        kept, removed = _version_nodes(d, nodes, parts, stored, replace)
+        for n in nodes:
+            support[n.id] = set(n.doc_ids)
+            if n.id in removed:
+                dropped_by[n.id].add(d)
+        staged.append((d, kept, old_edges, fact_nodes, edges))
+        removed_facts = {n.id for n in nodes if n.id in removed and n.label == NodeLabel.FACT}
+        report.removed_facts += len(removed_facts)
+        stale_facts[d] = removed_facts
         meta = _scalar_metadata(doc_nodes[d].props.get("metadata") or {})
         fact_items += [
             (n.id, n.props["description"], {**meta, "doc_id": d, "section_id": n.props["section_id"], "type": n.props["type"]})
             for n in fact_nodes
         ]
         report.facts += len(fact_nodes)
+    # a node is gone when every document that supports it takes it out
+    gone = {n for n, docs in dropped_by.items() if support[n] <= docs}
+    gone -= {n.id for _, kept, _, _, _ in staged for n in kept}  # unless another document's import brings it
+    for d, kept, old_edges, fact_nodes, edges in staged:
+        versions.append(
+            DocumentVersion(doc_id=d, nodes=[*kept, *fact_nodes], edges=[*_version_edges(d, old_edges, gone, replace), *edges])
+        )
     report.documents = len(order)
     report.entities = len(entities)
     _write(svc, versions, fact_items, stale_facts, rows, old_entities | entities)

@@ -71,7 +71,7 @@ def test_import_puts_llm_facts_beside_the_extractors(settings: Settings, tmp_pat
     with ingested(settings, tmp_path) as sg:
         spacy_facts = {n.id for n in sg.graph.nodes_by_label(NodeLabel.FACT)}
         report = sg.import_openie(SAMPLE)
-        assert (report.passages, report.matched, report.documents, report.skipped_triples) == (4, 3, 3, 1)
+        assert (report.passages, report.matched, report.documents, report.skipped_triples) == (5, 4, 4, 1)
         assert report.unmatched == [{"index": 3, "title": "Aldo Ferrant", "reason": "no stored document has this title"}]
         assert report.facts == 10 and report.removed_facts == 0
         facts = sg.graph.nodes_by_label(NodeLabel.FACT)
@@ -113,8 +113,14 @@ def test_importing_twice_changes_nothing_and_replace_leaves_the_llm_graph_alone(
         assert sg.import_openie(SAMPLE).facts == 10
         assert canonical(sg.export()) == once and fact_rows(sg) == rows
 
+        # an entity only the extractor found in Quiet Harbour has its own page, another document of the file
+        harbour, marlow = doc_of(sg, "Quiet Harbour"), doc_of(sg, "Ines Marlow")
+        page = [e for e in sg.graph.get_edges(dst=marlow, types=["DESCRIBED_BY"])]
+        assert [(n.props["name"], n.doc_ids) for n in sg.graph.get_nodes([e.src for e in page])] == [("Ines Marlow", [harbour])]
+
         report = sg.import_openie(SAMPLE, replace=True)
         assert report.removed_facts > 10  # the extractor's facts and the first import's
+        assert not sg.graph.get_nodes([e.src for e in page])  # gone with its edge to the other document's page
         export = sg.export()
         no_orphans(export)
         facts = [n for n in export["nodes"] if n["label"] == "Fact"]
@@ -203,7 +209,7 @@ def test_cli_import_is_idempotent_and_a_bad_file_leaves_the_store(tmp_path: Path
                             "--title-field", "title", "--text-field", "text")  # fmt: skip
     assert code == 0, err
     code, report, err = cli_json("--store", str(store), "import", "openie", str(SAMPLE))
-    assert code == 1 and report["matched"] == 3 and report["facts"] == 10  # one passage matched nothing
+    assert code == 1 and report["matched"] == 4 and report["facts"] == 10  # one passage matched nothing
     assert "Aldo Ferrant" in err
     first = run_cli("--store", str(store), "export", "--json").stdout
     assert cli_json("--store", str(store), "import", "openie", str(SAMPLE))[1]["facts"] == 10
