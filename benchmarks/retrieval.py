@@ -83,7 +83,8 @@ ABLATIONS = {  # ppr walk, dense, bm25, question's pages, one hop out, traversal
 }
 
 
-def ppr_ablation(name: str, ks: list[int], settings, limit: int | None) -> dict:  # noqa: ANN001
+def ppr_ablation(name: str, ks: list[int], settings, limit: int | None, graph: str = "extractor",  # noqa: ANN001
+                 openie: Path | None = None) -> dict:
     """``ppr`` with each fused list switched off in turn (same store, same process, same questions)."""
     from stratagraph.eval.datasets import load_dataset
     from stratagraph.eval.retrieval import ensure_store, run_strategy, summarize
@@ -92,7 +93,7 @@ def ppr_ablation(name: str, ks: list[int], settings, limit: int | None) -> dict:
     from stratagraph.services import Services
 
     dataset = load_dataset(name, limit=limit)
-    svc = Services(ensure_store(dataset, settings))
+    svc = Services(ensure_store(dataset, settings, graph=graph, openie=openie))
     try:
         ctx = svc.new_retrieval()
         out = {}
@@ -189,8 +190,8 @@ def main() -> int:
             report["dataset"] += f" ({graph} graph)"
         if args.misses and graph == "extractor":
             print(misses(name, args.misses, max(ks), settings, args.limit) + "\n", flush=True)
-        if args.ppr_ablation and graph == "extractor":
-            report["results"].update(ppr_ablation(name, ks, settings, args.limit))
+        if args.ppr_ablation:
+            report["results"].update(ppr_ablation(name, ks, settings, args.limit, graph, args.openie))
         report["seconds"] = round(time.perf_counter() - started, 1)
         report["path"] = name
         reports.append(report)
