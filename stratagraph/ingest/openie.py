@@ -183,7 +183,7 @@ def match_passages(
     for p in passages:
         same_title = by_title.get(_squash(p.title), [])
         squashed = _squash(p.text)
-        hits = [d for d in same_title if text_of[d] == squashed]
+        hits = [d for d in same_title if text_of[d] == squashed and chunks_of.get(d)]  # text chunks to put it on
         if not hits:
             reason = "no stored document has this title" if not same_title else "a document has this title but another text"
             unmatched.append({"index": p.index, "title": p.title, "reason": reason})
