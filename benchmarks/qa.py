@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/qa.py [--datasets hotpotqa-100,musique-100,...]
         [--held-out] [--workflows auto,tqr,kag,bag,lesegr,hybrid,first_sentence] [--limit N] [--store .stratagraph] [--out FILE.json]
+        [--graphs extractor,openie,both] [--openie FILE]
 
 The same code path as ``stratagraph eval qa`` (``stratagraph.eval.qa.evaluate_qa``): each corpus is ingested
 once into a store cached under ``<store>/eval/``; every workflow then answers every question in this one process,
@@ -86,6 +87,12 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--store", type=Path, default=REPO / ".stratagraph")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--graphs", default="extractor",
+                        help="the graphs to run on, comma-separated (issue 24): extractor (as ingested), openie (an "
+                             "imported OpenIE graph alone, import openie --replace), both (side by side); each in a "
+                             "store folder of its own")  # fmt: skip
+    parser.add_argument("--openie", type=Path, default=None,
+                        help="the OpenIE file for --graphs openie/both (default: the dataset's openie_gpt35.json)")
     parser.add_argument("--keep-answers", action="store_true", help="keep every answer in --out's JSON")
     args = parser.parse_args()
     if os.environ.get("STRATAGRAPH_DATA_DIR") is None and data_dir() is None:
@@ -96,13 +103,17 @@ def main() -> int:
           f"python {platform.python_version()}; chat model: {settings.llm_model or 'none (no-LLM modes)'}\n")  # fmt: skip
     reports = []
     pooled: dict[str, list[dict]] = {}
-    for name in (HELD if args.held_out else args.datasets).split(","):
+    graphs = [g for g in args.graphs.split(",") if g]
+    for name, graph in [(n, g) for n in (HELD if args.held_out else args.datasets).split(",") for g in graphs]:
         started = time.perf_counter()
         try:
-            report = evaluate_qa(name, workflows, settings, limit=args.limit)
+            report = evaluate_qa(name, workflows, settings, limit=args.limit, graph=graph, openie=args.openie)
         except DatasetError as exc:
             print(f"skipped {name}: {exc}\n", file=sys.stderr)
             continue
+        if graphs != ["extractor"]:
+            report["graph"] = graph
+            report["dataset"] += f" ({graph} graph)"
         report["seconds"] = round(time.perf_counter() - started, 1)
         report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
         for wf, r in report["results"].items():
