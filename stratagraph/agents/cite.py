@@ -29,10 +29,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stratagraph.graph_store.base import ScoredId
 from stratagraph.reading.frame import Frame, frame_of
 from stratagraph.reading.words import content_forms, forms, word_forms
-from stratagraph.retrieval.base import Evidence, RetrievalContext
+from stratagraph.retrieval.base import Evidence, RetrievalContext, Scored
 from stratagraph.schema import EdgeType, NodeLabel
 from stratagraph.text.lexicon import CITING_PHRASES, CITING_VERBS, DOCUMENT_NOUNS
 from stratagraph.text.question import last_sentence
@@ -217,5 +216,5 @@ def _chunks(ctx: RetrievalContext, doc_id: str, frame: Frame) -> list[Evidence]:
     nodes = ctx.graph.nodes_by_label(NodeLabel.CHUNK, doc_id)
     order = sorted(nodes, key=lambda n: (-len(asked & word_forms(str(n.props.get("text") or ""))),
                                          n.props.get("order") or 0, n.id))[:MAX_CHUNKS]  # fmt: skip
-    return ctx.evidence([ScoredId(id=n.id, score=1.0 / (1 + i)) for i, n in enumerate(order)])
+    return ctx.evidence([Scored(id=n.id, score=1.0 / (1 + i)) for i, n in enumerate(order)])
 
