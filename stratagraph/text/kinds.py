@@ -1,0 +1,243 @@
+"""Semantic types of entities read off spaCy's parse (KAG §2.4: an entity BELONGS_TO its concept), and the
+one normal form of a concept's name shared by ingestion and retrieval.
+
+No chat model: every rule here is a pure function of the parse of a sentence the document wrote. Each rule
+names the class of English it covers; the word lists it consults live in :mod:`stratagraph.text.lexicon`.
+
+* :func:`copula_kinds`: the attribute of a copula about the entity ("Mira Tolland is a Dunmorish composer"
+  -> composer; "Mira Tolland, who was a film composer and pianist" -> film composer, pianist).
+* :func:`apposition_kinds`: a common-noun apposition on either side of the name ("Brennhaven, a port city
+  in the south" -> port city; "the composer, Mira Tolland," -> composer).
+* :func:`introducing_kinds`: the common noun that introduces a name in the same noun phrase ("the pop band
+  Glass Owls" -> pop band; "the river Arlen" -> river).
+* :func:`heading_concept`: a heading that is a noun phrase names the class of the lines under it ("Capital
+  projects" -> capital project; "Revenue by source" -> revenue; "Outlook for 2025" is one, "How we did" not).
+
+A kind is the head noun's lemma with the nouns compounded onto it ("port cities" -> "port city"); adjectives
+and nationalities are left out ("a Dunmorish composer" -> composer), so the concept is a class, not a
+description. :func:`concept_key` is the normal form both sides use, :func:`head_of` the head of a multi-word
+kind ("film composer" IS_A "composer").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from stratagraph.text.lexicon import COPULA_VERBS, VAGUE_KIND_NOUNS
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+__all__ = [
+    "apposition_kinds",
+    "concept_key",
+    "copula_kinds",
+    "head_of",
+    "heading_concept",
+    "introducing_kinds",
+    "kinds_of_span",
+    "singular",
+]
+
+_WORD = re.compile(r"^[a-z][a-z-]*[a-z]$")
+_MAX_WORDS = 3
+_RELATIVES = frozenset({"who", "which", "that"})
+
+
+def singular(word: str) -> str:
+    """A plural English noun's singular by its spelling ("cities" -> city, "churches" -> church, "bands"
+    -> band); words that are not regular plurals are returned as they are ("bus", "analysis", "press")."""
+    w = word.lower()
+    if len(w) <= 3 or w.endswith(("ss", "us", "is")):
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("ches", "shes", "xes", "sses", "zes")):
+        return w[:-2]
+    if w.endswith("s"):
+        return w[:-1]
+    return w
+
+
+def concept_key(name: str) -> str:
+    """The normal form of a concept's name: lower case, single spaces, the last word singular ("Port
+    Cities" -> "port city"); "" when it is no word sequence."""
+    words = [w for w in re.split(r"[\s_]+", name.strip().lower()) if w]
+    if not words:
+        return ""
+    words[-1] = singular(words[-1])
+    return " ".join(words)
+
+
+def head_of(key: str) -> str | None:
+    """The head of a multi-word concept ("film composer" -> "composer", "chamber music festival" -> "music
+    festival"), None for one word."""
+    words = key.split()
+    return " ".join(words[1:]) if len(words) > 1 else None
+
+
+def _kind_of(noun: Token) -> str | None:
+    """The kind a common noun names: its lemma with the common nouns compounded onto it (at most
+    :data:`_MAX_WORDS` words); None when it is no common noun, a vague one, or not a plain word."""
+    if noun.pos_ != "NOUN" or noun.ent_type_:
+        return None
+    head = noun.lemma_.lower() if noun.lemma_ else noun.lower_
+    if head in VAGUE_KIND_NOUNS or not _WORD.match(head):
+        return None
+    mods: list[str] = []
+    for child in reversed(list(noun.lefts)):
+        if child.dep_ == "compound" and child.pos_ == "NOUN" and not child.ent_type_ and _WORD.match(child.lower_):
+            mods.insert(0, child.lower_)
+        else:
+            break
+    words = [*mods, head][-_MAX_WORDS:]
+    return " ".join(words)
+
+
+def _with_conjuncts(noun: Token) -> list[Token]:
+    out = [noun]
+    for c in noun.conjuncts:
+        if c.i > noun.i:
+            out.append(c)
+    return out
+
+
+def _subject_of(token: Token) -> Token | None:
+    """The copula or verb head whose nominal subject ``token`` is, or the relative clause's head when it is
+    the antecedent of "who/which/that" subject ("X, who is a composer")."""
+    return token.head if token.dep_ in {"nsubj", "nsubjpass"} else None
+
+
+def copula_kinds(root: Token) -> list[str]:
+    """Class of language: a copular clause whose subject is the entity and whose attribute is a common noun
+    phrase ("A is a composer", "A was an American film composer and pianist", "A became the capital",
+    and through a relative pronoun "A, who was a composer,"); "A is one of the founders" takes the noun
+    after "of". The attribute's conjuncts count too."""
+    heads: list[Token] = []
+    if root.dep_ in {"nsubj", "nsubjpass"}:
+        heads.append(root.head)
+    for child in root.children:  # "A, who is a composer": the relative clause hangs on the name
+        if child.dep_ == "relcl":
+            subj = [c for c in child.children if c.dep_ == "nsubj" and c.lower_ in _RELATIVES]
+            if subj:
+                heads.append(child)
+    out: list[str] = []
+    for head in heads:
+        if head.lemma_.lower() not in COPULA_VERBS:
+            continue
+        for attr in (c for c in head.children if c.dep_ == "attr"):
+            if attr.lower_ == "one":  # "A is one of the founders": the plural after "of"
+                attr = next((p for c in attr.children if c.dep_ == "prep" and c.lower_ == "of" for p in c.children
+                             if p.dep_ == "pobj"), attr)  # fmt: skip
+            for noun in _with_conjuncts(attr):
+                kind = _kind_of(noun)
+                if kind:
+                    out.append(kind)
+    return out
+
+
+def apposition_kinds(root: Token) -> list[str]:
+    """Class of language: an apposition of a common noun phrase next to the name, after it ("Brennhaven, a
+    port city in the south,") or before it ("the composer, Mira Tolland,"), with its conjuncts. After the
+    name the apposition opens with an article ("a port city"), which tells it from a misparsed verb."""
+    out: list[str] = []
+    for child in root.children:
+        if child.dep_ == "appos" and child.i > root.i and any(c.dep_ == "det" for c in child.lefts):
+            for noun in _with_conjuncts(child):
+                kind = _kind_of(noun)
+                if kind:
+                    out.append(kind)
+    if root.dep_ == "appos":
+        kind = _kind_of(root.head)
+        if kind:
+            out.append(kind)
+    return out
+
+
+def introducing_kinds(tokens: Iterable[Token], root: Token) -> list[str]:
+    """Class of language: a common noun that introduces a name inside one noun phrase, as a compound of
+    the name's head ("the pop band Glass Owls", "the river Arlen", "the composer Mira Tolland"): the run of
+    common nouns right before the name's first word, opened by an article (the parser often takes "band"
+    for a subject of its own, so adjacency, not the dependency label, decides)."""
+    toks = list(tokens)
+    if not toks:
+        return []
+    doc = root.doc
+    words: list[Token] = []
+    i = toks[0].i - 1
+    while i >= 0:
+        t = doc[i]
+        if t.pos_ == "NOUN" and not t.ent_type_ and _WORD.match(t.lower_) and t.tag_ != "NNS":
+            words.insert(0, t)
+            i -= 1
+        else:
+            break
+    # the run must open a noun phrase ("the pop band Glass Owls"): an article right before it
+    if words and not (i >= 0 and doc[i].pos_ == "DET" and doc[i].lower_ in {"the", "a", "an"}):
+        words = []
+    # or inside the mention itself: "river Arlen" when the name kept the introducing noun
+    if not words:
+        for t in toks:
+            if t.pos_ == "NOUN" and t.dep_ == "compound" and _WORD.match(t.lower_) and not t.ent_type_:
+                words.append(t)
+            else:
+                break
+    if not words:
+        return []
+    head = words[-1]
+    lemma = head.lemma_.lower() or head.lower_
+    if lemma in VAGUE_KIND_NOUNS or not _WORD.match(lemma):
+        return []
+    return [" ".join([*(w.lower_ for w in words[:-1]), lemma][-_MAX_WORDS:])]
+
+
+def kinds_of_span(tokens: Iterable[Token]) -> list[str]:
+    """Every kind the rules above find for the name made of ``tokens`` (its syntactic root is the token
+    whose head lies outside), each once, in the order found."""
+    toks = list(tokens)
+    if not toks:
+        return []
+    lo, hi = toks[0].i, toks[-1].i
+    root = next((t for t in toks if not (lo <= t.head.i <= hi) or t.head.i == t.i), toks[-1])
+    found = [*copula_kinds(root), *apposition_kinds(root), *introducing_kinds(toks, root)]
+    return list(dict.fromkeys(concept_key(k) for k in found if k))
+
+
+@functools.lru_cache(maxsize=4096)
+def heading_concept(text: str) -> str | None:
+    """Class of language: a heading or a table's column heading that is a plain noun phrase ("Capital
+    projects", "Departments", "Revenue by source", "Outlook for 2025") names the class of what is listed
+    under it: its head noun's lemma with its compounds. None for a heading with a verb, a proper name as
+    head, no noun, or a vague noun."""
+    from stratagraph.text.nlp import load_nlp
+
+    text = " ".join(text.split())
+    if not text or len(text) > 80 or not any(ch.isalpha() for ch in text):
+        return None
+    doc = load_nlp()(text if not text.isupper() else text.lower())
+    if any(t.pos_ in {"VERB", "AUX"} or t.tag_ == "WP" or t.tag_ == "WRB" for t in doc):
+        return None
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None:
+        return None
+    if root.pos_ == "PROPN":  # a capitalised heading often tags its head as a proper noun
+        return None if root.ent_type_ or root.text.isupper() else _kind_of_heading(root)
+    kind = _kind_of(root)
+    return concept_key(kind) if kind else None
+
+
+def _kind_of_heading(root: Token) -> str | None:
+    lemma = root.lemma_.lower() or root.lower_
+    word = singular(root.lower_) if lemma == root.lower_ else lemma
+    if word in VAGUE_KIND_NOUNS or not _WORD.match(word):
+        return None
+    mods = []
+    for child in reversed(list(root.lefts)):
+        if child.dep_ == "compound" and _WORD.match(child.lower_) and not child.ent_type_:
+            mods.insert(0, child.lower_)
+        else:
+            break
+    return concept_key(" ".join([*mods, word][-_MAX_WORDS:]))
