@@ -33,6 +33,7 @@ import numpy as np
 from stratagraph.ingest.extractors.base import ChunkExtraction
 from stratagraph.ingest.resolution import DocumentEntities, may_merge
 from stratagraph.schema import BY_DOC, ChunkRecord, Edge, EdgeType, Node, NodeLabel, Outline
+from stratagraph.text.amounts import is_total_label
 from stratagraph.text.kinds import concept_key, head_of, heading_concept
 from stratagraph.text.lexicon import WEAK_COLUMN_HEADINGS
 from stratagraph.text.wordnet import WordNet
@@ -86,7 +87,7 @@ def line_item_kinds(
             continue
         keys = entities.key_of.get(ex.chunk_id, {})
         for ent in ex.entities:
-            if ent.line_item and ent.name in keys:
+            if ent.line_item and ent.name in keys and not is_total_label(ent.name):
                 out.setdefault(keys[ent.name], set()).add(kind)
     return out
 
@@ -193,7 +194,8 @@ def synonym_pairs(
 ) -> list[tuple[str, str, str, str]]:
     """KAG §2.4's semantic alignment of one document's entities: two named entities (never line items) that
     are still apart after resolution fuse when (1) :func:`~stratagraph.ingest.resolution.may_merge`
-    allows it (the guards that keep "Q3 revenue" and "Q4 revenue" apart), (2) their name vectors' cosine
+    allows it (the guards that keep "Q3 revenue" and "Q4 revenue" apart) and neither name is the other
+    joined to a third by "and", (2) their name vectors' cosine
     is at least ``name_floor``, (3) their one-hop neighbourhoods agree (they share a neighbour, and the
     shared ones are at least half of the smaller neighbourhood), and (4) their descriptions agree (they
     share a content word, or one names the other). Returns ``(key_a, key_b, entity_a, entity_b)`` with
@@ -205,6 +207,8 @@ def synonym_pairs(
         for b in keys[i + 1 :]:
             ea, eb = entity_of[a], entity_of[b]
             if ea == eb or not may_merge(a, b):
+                continue
+            if {"and", "&"} & (set(a.split()) ^ set(b.split())):  # "Pellham and Cardinal Home Supply" is two
                 continue
             if float(vectors[a] @ vectors[b]) < name_floor:
                 continue

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from stratagraph.text.lexicon import COPULA_VERBS, VAGUE_KIND_NOUNS
+from stratagraph.text.lexicon import CHANGE_WORDS, COPULA_VERBS, VAGUE_KIND_NOUNS
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -85,7 +85,8 @@ def _kind_of(noun: Token) -> str | None:
     if noun.pos_ != "NOUN" or noun.ent_type_:
         return None
     head = noun.lemma_.lower() if noun.lemma_ else noun.lower_
-    if head in VAGUE_KIND_NOUNS or not _WORD.match(head):
+    # "FY2025, an increase of $1.85 million": a change is no kind of thing
+    if head in VAGUE_KIND_NOUNS or head in CHANGE_WORDS or not _WORD.match(head):
         return None
     mods: list[str] = []
     for child in reversed(list(noun.lefts)):
@@ -142,18 +143,25 @@ def copula_kinds(root: Token) -> list[str]:
 def apposition_kinds(root: Token) -> list[str]:
     """Class of language: an apposition of a common noun phrase next to the name, after it ("Brennhaven, a
     port city in the south,") or before it ("the composer, Mira Tolland,"), with its conjuncts. After the
-    name the apposition opens with an article ("a port city"), which tells it from a misparsed verb."""
+    name the apposition opens with an article ("a port city"), which tells it from a misparsed verb; before
+    it the noun stands right before the name or a comma (a name in brackets after a noun, "the canopy
+    response (Castellanos et al., 2020)", is a citation, not an apposition). Only for a proper name."""
     out: list[str] = []
+    if root.pos_ != "PROPN":
+        return out
     for child in root.children:
         if child.dep_ == "appos" and child.i > root.i and any(c.dep_ == "det" for c in child.lefts):
             for noun in _with_conjuncts(child):
                 kind = _kind_of(noun)
                 if kind:
                     out.append(kind)
-    if root.dep_ == "appos":
-        kind = _kind_of(root.head)
-        if kind:
-            out.append(kind)
+    if root.dep_ == "appos" and root.head.i < root.i:
+        first = root.left_edge.i
+        between = [t for t in root.doc[root.head.i + 1 : first]]
+        if all(t.text == "," for t in between):
+            kind = _kind_of(root.head)
+            if kind:
+                out.append(kind)
     return out
 
 
@@ -163,8 +171,11 @@ def introducing_kinds(tokens: Iterable[Token], root: Token) -> list[str]:
     common nouns right before the name's first word, opened by an article (the parser often takes "band"
     for a subject of its own, so adjacency, not the dependency label, decides)."""
     toks = list(tokens)
-    if not toks:
+    if not toks or root.pos_ != "PROPN":
         return []
+    verb = root.head
+    if root.dep_ in {"nsubj", "nsubjpass"} and verb.i > root.i and verb.head.i < toks[0].i:
+        return []  # "the hiring plan Rebecca described": the name opens a clause on the noun before it
     doc = root.doc
     words: list[Token] = []
     i = toks[0].i - 1
@@ -178,6 +189,12 @@ def introducing_kinds(tokens: Iterable[Token], root: Token) -> list[str]:
     # the run must open a noun phrase ("the pop band Glass Owls"): an article right before it
     if words and not (i >= 0 and doc[i].pos_ == "DET" and doc[i].lower_ in {"the", "a", "an"}):
         words = []
+    # and be tied to the name: its compound or head, or a twin the parser gave the name's own role
+    if words:
+        last = words[-1]
+        tied = last.head.i == root.i or root.head.i == last.i or (last.head.i == root.head.i and last.dep_ == root.dep_)
+        if not tied:
+            words = []
     # or inside the mention itself: "river Arlen" when the name kept the introducing noun
     if not words:
         for t in toks:
