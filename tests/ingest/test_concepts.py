@@ -226,3 +226,33 @@ def test_search_concepts_tool_and_expand_entity_kind(concept_store):
             {"name": "expand_entity", "args": {"entity": "Mira Tolland", "kind": "city"}, "id": "c2", "type": "tool_call"})
         assert "Neighbours of kind 'city'" in msg.content
         assert "Brennhaven" in msg.content.split("Neighbours of kind")[1].split("Passages")[0]
+
+
+def test_wordnet_reader_on_a_small_database_with_byte_offsets_and_with_crlf_lines(tmp_path: Path):
+    from stratagraph.text.wordnet import WordNet
+
+    def write(root: Path, newline: str) -> None:
+        root.mkdir()
+        # three synsets: harpist -> musician (noun.person, 18) -> performer; "harpist" also has a state sense (26)
+        lines = [
+            "{o0} 18 n 01 performer 0 000 | a person who performs",
+            "{o1} 18 n 01 musician 0 001 @ {o0} n 0000 | someone who plays music",
+            "{o2} 26 n 01 harpist 1 000 | a state sense listed first",
+            "{o3} 18 n 01 harpist 0 001 @ {o1} n 0000 | someone who plays the harp",
+        ]
+        offsets, at = [], 0
+        for line in lines:  # byte offsets of the LF file, as WordNet computes them
+            offsets.append(at)
+            at += len(line.format(o0="00000000", o1="00000000", o2="00000000", o3="00000000")) + 1
+        o = {f"o{i}": f"{off:08d}" for i, off in enumerate(offsets)}
+        (root / "data.noun").write_bytes(newline.join(ln.format(**o) for ln in lines).encode() + newline.encode())
+        (root / "index.noun").write_text(
+            f"  header line\nharpist n 2 1 @ 2 0 {o['o2']} {o['o3']}\nmusician n 1 1 @ 1 0 {o['o1']}\n", encoding="utf-8"
+        )
+
+    for newline in ("\n", "\r\n"):
+        root = tmp_path / ("crlf" if newline == "\r\n" else "lf")
+        write(root, newline)
+        wn = WordNet(root)
+        assert wn.hypernyms("harpist") == ["musician", "performer"]  # the state sense is skipped
+        assert wn.gloss("harpist") == "someone who plays the harp" and wn.hypernyms("lute") == []

@@ -474,8 +474,8 @@ def _verbs_by_clause(doc: Doc, clause_of: list[int]) -> dict[int, list[Token]]:
     return out
 
 
-def _analyse_chunk(doc: Doc, chunk: ChunkInput) -> ChunkExtraction:
-    """Entities, facts and relations of one parsed chunk."""
+def _analyse_chunk(doc: Doc, chunk: ChunkInput, kinds_on: bool = True) -> ChunkExtraction:
+    """Entities, facts and relations of one parsed chunk (and the entities' kinds when ``kinds_on``)."""
     if len(doc) == 0:
         return ChunkExtraction(chunk_id=chunk.chunk_id)
     text = doc.text
@@ -593,7 +593,7 @@ def _analyse_chunk(doc: Doc, chunk: ChunkInput) -> ChunkExtraction:
         for m in c.mentions:
             active.setdefault(id(m), m)
     kinds: dict[str, list[str]] = {}  # name -> the semantic types its mentions are given (text/kinds.py)
-    for m in active.values():
+    for m in active.values() if kinds_on else ():
         if m.kind in {"ner", "propn"}:
             for k in kinds_of_span(toks[m.start : m.end]):
                 if k not in kinds.setdefault(m.name, []):
@@ -663,9 +663,11 @@ class SpacyExtractor(Extractor):
             return [[] for _ in documents]
         workers = max(1, min(self.n_process, len(chunks) // MIN_TEXTS_PER_PROCESS))
         if workers == 1:
-            flat = _extract_chunks(chunks, self.batch_size)
+            flat = _extract_chunks(chunks, self.batch_size, self.settings.concept_layer)
         else:
-            jobs = [(chunks[i : i + SLICE], self.batch_size) for i in range(0, len(chunks), SLICE)]
+            jobs = [
+                (chunks[i : i + SLICE], self.batch_size, self.settings.concept_layer) for i in range(0, len(chunks), SLICE)
+            ]
             parts = self._workers(workers).map(f"{__name__}:_extract_chunks", jobs)
             flat = [ex for part in parts for ex in part]
         out: list[list[ChunkExtraction]] = []
@@ -688,8 +690,9 @@ class SpacyExtractor(Extractor):
             self._pool = None
 
 
-def _extract_chunks(chunks: Sequence[ChunkInput], batch_size: int) -> list[ChunkExtraction]:
-    """Parse chunk texts in one ``nlp.pipe`` pass and apply the rules (also the worker-process entry)."""
+def _extract_chunks(chunks: Sequence[ChunkInput], batch_size: int, kinds_on: bool = True) -> list[ChunkExtraction]:
+    """Parse chunk texts in one ``nlp.pipe`` pass and apply the rules (also the worker-process entry);
+    ``kinds_on``: read the entities' kinds too (``settings.concept_layer``)."""
     nlp = load_nlp()
     docs = nlp.pipe((c.text for c in chunks), batch_size=batch_size)
-    return [_analyse_chunk(doc, chunk) for doc, chunk in zip(docs, chunks, strict=True)]
+    return [_analyse_chunk(doc, chunk, kinds_on) for doc, chunk in zip(docs, chunks, strict=True)]

@@ -1,0 +1,185 @@
+"""Issue 24: the concept layer's coverage, a sample to judge by hand, IS_A depth, and its ingest cost.
+
+    .venv/bin/python benchmarks/concepts.py coverage examples benchmarks/data/encyclopedia/docs ... [--sample 50]
+    .venv/bin/python benchmarks/concepts.py timing [--corpus ../shared/data/2wiki-101/corpus.jsonl] [--limit 2000] [--rounds 2]
+
+``coverage`` ingests each corpus (a folder or a JSONL file) into a fresh store with the concept layer on and
+prints, per corpus: entities, the share with a BELONGS_TO (all, and named entities without the line items
+of tables), concepts, IS_A edges and depth (the longest IS_A chain above a concept; mean and max), SYNONYM
+edges, and a seeded sample of BELONGS_TO edges across all corpora with a sentence that mentions the entity,
+for judging by hand.
+
+``timing`` ingests the same corpus into fresh stores with ``STRATAGRAPH_CONCEPT_LAYER`` off and on, in
+alternating fresh subprocesses (off, on, off, on, ...), timing only the ``ingest`` call after the spaCy
+model and the embedder are loaded, and prints each run and the ratio of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = REPO.parent / "shared" / "data" / "2wiki-101" / "corpus.jsonl"
+
+
+def _limited(corpus: Path, limit: int | None, workdir: Path) -> Path:
+    if not limit or corpus.is_dir():
+        return corpus
+    out = workdir / "corpus.jsonl"
+    with corpus.open(encoding="utf-8") as src, out.open("w", encoding="utf-8") as dst:
+        for i, line in enumerate(src):
+            if i >= limit:
+                break
+            dst.write(line)
+    return out
+
+
+def _depths(isa: dict[str, list[str]]) -> dict[str, int]:
+    memo: dict[str, int] = {}
+
+    def depth(node: str, path: frozenset[str]) -> int:
+        if node in memo:
+            return memo[node]
+        parents = [p for p in isa.get(node, []) if p not in path]
+        d = 0 if not parents else 1 + max(depth(p, path | {node}) for p in parents)
+        memo[node] = d
+        return d
+
+    return {n: depth(n, frozenset()) for n in isa}
+
+
+def coverage(corpora: list[str], sample: int, seed: int) -> None:
+    from stratagraph import Settings, StrataGraph
+    from stratagraph.schema import EdgeType, NodeLabel
+
+    rows = []
+    pool = []
+    for corpus in corpora:
+        path = Path(corpus).resolve()
+        with tempfile.TemporaryDirectory() as tmp, StrataGraph(Settings(home=Path(tmp) / "store")) as sg:
+            base = path if path.is_dir() else path.parent
+            result = sg.ingest([path], base=base)
+            g = sg.graph
+            entities = g.nodes_by_label(NodeLabel.ENTITY)
+            concepts = g.nodes_by_label(NodeLabel.CONCEPT)
+            belongs = g.get_edges(types=[EdgeType.BELONGS_TO])
+            isa_edges = g.get_edges(types=[EdgeType.IS_A])
+            synonyms = g.get_edges(types=[EdgeType.SYNONYM])
+            typed = {e.src for e in belongs}
+            named = [n for n in entities if "@" not in n.id]
+            isa: dict[str, list[str]] = {}
+            for e in isa_edges:
+                isa.setdefault(e.src, []).append(e.dst)
+            depth = _depths({c.id: isa.get(c.id, []) for c in concepts})
+            ranked = sorted(depth.values())
+            rows.append({
+                "corpus": corpus, "documents": len(result.reports), "failed": result.failed,
+                "entities": len(entities), "with_belongs_to": len(typed & {n.id for n in entities}),
+                "coverage": round(len(typed) / max(len(entities), 1), 3),
+                "named_entities": len(named), "named_with_belongs_to": len(typed & {n.id for n in named}),
+                "named_coverage": round(len(typed & {n.id for n in named}) / max(len(named), 1), 3),
+                "concepts": len(concepts), "belongs_to": len(belongs), "is_a": len(isa_edges),
+                "synonym": len(synonyms),
+                "is_a_depth_max": ranked[-1] if ranked else 0,
+                "is_a_depth_mean": round(statistics.fmean(ranked), 2) if ranked else 0.0,
+                "entity_synonym_edges": sum(1 for e in synonyms if e.src.startswith("ent:")),
+            })  # fmt: skip
+            names = {n.id: n.props.get("name", n.id) for n in [*entities, *concepts]}
+            for e in belongs:
+                chunks = [x.src for x in g.get_edges(dst=e.src, types=[EdgeType.MENTIONS])][:1]
+                text = ""
+                if chunks:
+                    node = g.get_node(chunks[0])
+                    body = str(node.props.get("text", "")) if node else ""
+                    name = str(names.get(e.src, ""))
+                    at = body.find(name)
+                    text = body[max(0, at - 90) : at + len(name) + 110] if at >= 0 else body[:200]
+                pool.append((corpus, names.get(e.src), e.src, names.get(e.dst), " ".join(text.split())))
+    print(json.dumps(rows, indent=1))
+    random.Random(seed).shuffle(pool)
+    print(f"\nsample of {min(sample, len(pool))} BELONGS_TO edges (seed {seed}) of {len(pool)}:")
+    for i, (corpus, name, eid, concept, text) in enumerate(sorted(pool[:sample]), 1):
+        print(f"{i:2}. [{Path(corpus).name}] {name!r} -> {concept!r}   ({eid})\n      ...{text}...")
+
+
+def _phase(corpus: str, on: bool) -> None:
+    os.environ["STRATAGRAPH_CONCEPT_LAYER"] = "true" if on else "false"
+    from stratagraph import Settings, StrataGraph
+    from stratagraph.embeddings import embed_texts
+    from stratagraph.text.nlp import load_nlp
+
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(home=Path(tmp) / "store")
+        assert settings.concept_layer is on
+        with StrataGraph(settings) as sg:
+            load_nlp()("Warm up the parser.")
+            embed_texts(sg.services.embeddings, ["warm up the embedder"])
+            if on:
+                from stratagraph.text.wordnet import wordnet
+
+                wordnet()  # counted below only if it was not loaded: load it here as the parser is
+            path = Path(corpus)
+            t0 = time.perf_counter()
+            result = sg.ingest([path], base=path.parent)
+            seconds = time.perf_counter() - t0
+            c = sg.stats()
+    print(json.dumps({"concept_layer": on, "seconds": round(seconds, 2), "failed": result.failed,
+                      "entities": c.nodes["Entity"], "concepts": c.nodes["Concept"],
+                      "belongs_to": c.edges["BELONGS_TO"]}))  # fmt: skip
+
+
+def timing(corpus: Path, limit: int | None, rounds: int) -> None:
+    if not corpus.exists():
+        print(json.dumps({"skipped": f"{corpus} not found"}))
+        return
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        data = _limited(corpus, limit, Path(tmp))
+        for _ in range(rounds):
+            for on in (False, True):
+                out = subprocess.run(
+                    [sys.executable, __file__, "_phase", str(data), "on" if on else "off"],
+                    capture_output=True, text=True, check=True, cwd=REPO,
+                )  # fmt: skip
+                runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+                print(json.dumps(runs[-1]), flush=True)
+    off = statistics.median(r["seconds"] for r in runs if not r["concept_layer"])
+    on_ = statistics.median(r["seconds"] for r in runs if r["concept_layer"])
+    print(json.dumps({"corpus": str(corpus), "limit": limit, "rounds": rounds, "median_off_s": off,
+                      "median_on_s": on_, "overhead": round(on_ / off - 1, 3), "cpus": os.cpu_count()}))  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("coverage")
+    c.add_argument("corpora", nargs="+")
+    c.add_argument("--sample", type=int, default=50)
+    c.add_argument("--seed", type=int, default=24)
+    t = sub.add_parser("timing")
+    t.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    t.add_argument("--limit", type=int, default=2000)
+    t.add_argument("--rounds", type=int, default=2)
+    p = sub.add_parser("_phase")
+    p.add_argument("corpus")
+    p.add_argument("mode", choices=["on", "off"])
+    args = ap.parse_args()
+    if args.cmd == "coverage":
+        coverage(args.corpora, args.sample, args.seed)
+    elif args.cmd == "timing":
+        timing(args.corpus, args.limit, args.rounds)
+    else:
+        _phase(args.corpus, args.mode == "on")
+
+
+if __name__ == "__main__":
+    main()
