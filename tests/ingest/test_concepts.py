@@ -175,25 +175,41 @@ CORPUS = {
 }
 
 
-@pytest.fixture(scope="module")
-def concept_store(tmp_path_factory):
-    from stratagraph import Settings, StrataGraph
+@pytest.fixture(params=["sqlite", "bolt"])
+def store_settings(request: pytest.FixtureRequest, tmp_path: Path):
+    from stratagraph import Settings
+    from tests.graph_store.bolt import TEST_RETRY_SECONDS, bolt_target
 
-    root = tmp_path_factory.mktemp("concept-corpus")
-    for name, text in CORPUS.items():
-        (root / name).write_text(text, encoding="utf-8")
-    home = tmp_path_factory.mktemp("concept-store")
-    return root, home, Settings(home=home, concept_wordnet=False)
+    home = tmp_path / "home"
+    if request.param == "sqlite":
+        yield Settings(home=home, extract_processes=1, concept_wordnet=False)
+        return
+    target, key = bolt_target(), str(tmp_path)
+    yield Settings(
+        home=home, graph="neo4j", neo4j_uri=target.uri, neo4j_user=target.user, neo4j_password=target.password,
+        neo4j_database=target.database_for(key), neo4j_max_retry_time=TEST_RETRY_SECONDS, extract_processes=1,
+        concept_wordnet=False,
+    )  # fmt: skip
+    target.drop(key)
 
 
-def test_store_entities_of_kind_delete_and_reingest(concept_store):
+def write_corpus(root: Path, names: list[str]) -> Path:
+    root.mkdir(parents=True)
+    for name in names:
+        (root / name).write_text(CORPUS[name], encoding="utf-8")
+    return root
+
+
+def test_concept_layer_on_a_store_query_tools_delete_and_reingest(store_settings, tmp_path: Path):
     from stratagraph import StrataGraph
     from stratagraph.retrieval.concepts import entities_of_kind
+    from stratagraph.schema import canonical_json
+    from stratagraph.tools import get_tool
 
-    root, _, settings = concept_store
-    with StrataGraph(settings) as sg:
+    root = write_corpus(tmp_path / "docs", sorted(CORPUS))
+    with StrataGraph(store_settings) as sg:
         assert sg.ingest([root], base=root).failed == 0
-        first = sg.export()
+        first = canonical_json(sg.export())
         counts = sg.stats()
         assert counts.nodes["Concept"] > 0 and counts.edges["BELONGS_TO"] > 0 and counts.edges["IS_A"] > 0
         assert [m.name for m in entities_of_kind(sg.graph, "film composers")] == ["Mira Tolland"]
@@ -201,31 +217,39 @@ def test_store_entities_of_kind_delete_and_reingest(concept_store):
         assert [(m.name, m.concept, m.depth) for m in via_is_a] == [("Mira Tolland", "film composer", 1)]
         assert "Brennhaven" in [m.name for m in entities_of_kind(sg.graph, "cities")]
         assert entities_of_kind(sg.graph, "submarine") == []
-        docs = sorted(n.id for n in sg.graph.nodes_by_label(NodeLabel.DOCUMENT))
-        for d in docs:
-            sg.delete(d)
-        assert sg.graph.nodes_by_label(NodeLabel.CONCEPT) == []
-        assert sg.stats().edges["BELONGS_TO"] == 0 and sg.stats().edges["IS_A"] == 0
-        assert sg.ingest([root], base=root).failed == 0
-        assert sg.export() == first  # re-ingest after deleting everything: the same graph
 
-
-def test_search_concepts_tool_and_expand_entity_kind(concept_store):
-    from stratagraph import StrataGraph
-    from stratagraph.tools import get_tool
-
-    root, _, settings = concept_store
-    with StrataGraph(settings) as sg:
-        if not sg.graph.nodes_by_label(NodeLabel.CONCEPT):
-            sg.ingest([root], base=root)
         ctx = sg.context
         msg = get_tool(ctx, "search_concepts").invoke(
             {"name": "search_concepts", "args": {"kind": "film composer"}, "id": "c1", "type": "tool_call"})
         assert "Mira Tolland" in msg.content and msg.artifact
         msg = get_tool(ctx, "expand_entity").invoke(
             {"name": "expand_entity", "args": {"entity": "Mira Tolland", "kind": "city"}, "id": "c2", "type": "tool_call"})
-        assert "Neighbours of kind 'city'" in msg.content
-        assert "Brennhaven" in msg.content.split("Neighbours of kind")[1].split("Passages")[0]
+        assert "Brennhaven" in msg.content.split("Neighbours of kind 'city'")[1].split("Passages")[0]
+
+        # deleting one document keeps the other's concepts; deleting both leaves no concept, edge or orphan
+        sg.delete("rivers.md")
+        keys = {n.id for n in sg.graph.nodes_by_label(NodeLabel.CONCEPT)}
+        assert "concept:film composer" in keys and "concept:town" not in keys and "concept:river" not in keys
+        sg.delete("dunmore.md")
+        assert sg.graph.nodes_by_label(NodeLabel.CONCEPT) == []
+        assert all(sg.stats().edges[t] == 0 for t in ("BELONGS_TO", "IS_A", "SYNONYM"))
+        assert sg.ingest([root], base=root).failed == 0
+        assert canonical_json(sg.export()) == first  # re-ingest: byte-identical export
+
+
+def test_concept_export_does_not_depend_on_the_order_documents_arrive(tmp_path: Path):
+    from stratagraph import Settings, StrataGraph
+    from stratagraph.schema import canonical_json
+
+    exports = []
+    for order in (["dunmore.md", "rivers.md"], ["rivers.md", "dunmore.md"]):
+        home = tmp_path / "-".join(order)
+        with StrataGraph(Settings(home=home / "store", extract_processes=1)) as sg:
+            for name in order:
+                root = write_corpus(home / name.removesuffix(".md"), [name])
+                assert sg.ingest([root / name], base=root).failed == 0
+            exports.append(canonical_json(sg.export()))
+    assert exports[0] == exports[1]
 
 
 def test_wordnet_reader_on_a_small_database_with_byte_offsets_and_with_crlf_lines(tmp_path: Path):
