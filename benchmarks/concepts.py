@@ -82,7 +82,7 @@ def coverage(corpora: list[str], sample: int, seed: int) -> None:
             depth = _depths({c.id: isa.get(c.id, []) for c in concepts})
             ranked = sorted(depth.values())
             rows.append({
-                "corpus": corpus, "documents": len(result.reports), "failed": result.failed,
+                "corpus": corpus, "documents": len(result.documents), "failed": result.failed,
                 "entities": len(entities), "with_belongs_to": len(typed & {n.id for n in entities}),
                 "coverage": round(len(typed) / max(len(entities), 1), 3),
                 "named_entities": len(named), "named_with_belongs_to": len(typed & {n.id for n in named}),
@@ -108,7 +108,7 @@ def coverage(corpora: list[str], sample: int, seed: int) -> None:
     random.Random(seed).shuffle(pool)
     print(f"\nsample of {min(sample, len(pool))} BELONGS_TO edges (seed {seed}) of {len(pool)}:")
     for i, (corpus, name, eid, concept, text) in enumerate(sorted(pool[:sample]), 1):
-        print(f"{i:2}. [{Path(corpus).name}] {name!r} -> {concept!r}   ({eid})\n      ...{text}...")
+        print(f"{i:2}. [{Path(corpus).parent.name if Path(corpus).name == "docs" else Path(corpus).name}] {name!r} -> {concept!r}   ({eid})\n      ...{text}...")
 
 
 def _phase(corpus: str, on: bool) -> None:

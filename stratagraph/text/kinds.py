@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from stratagraph.text.lexicon import CHANGE_WORDS, COPULA_VERBS, VAGUE_KIND_NOUNS
+from stratagraph.text.lexicon import CHANGE_WORDS, COPULA_VERBS, PERSON_NOUNS, VAGUE_KIND_NOUNS
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -79,10 +79,20 @@ def head_of(key: str) -> str | None:
     return " ".join(words[1:]) if len(words) > 1 else None
 
 
-def _kind_of(noun: Token) -> str | None:
+def _hyphenated(token: Token) -> bool:
+    """Part of a hyphenated word ("long-distance"): a "-" written against it on either side."""
+    doc = token.doc
+    before = token.i > 0 and doc[token.i - 1].text == "-" and not doc[token.i - 1].whitespace_
+    after = token.i + 1 < len(doc) and doc[token.i + 1].text == "-" and not token.whitespace_
+    return before or after
+
+
+def _kind_of(noun: Token, cased: bool = True) -> str | None:
     """The kind a common noun names: its lemma with the common nouns compounded onto it (at most
-    :data:`_MAX_WORDS` words); None when it is no common noun, a vague one, or not a plain word."""
-    if noun.pos_ != "NOUN" or noun.ent_type_:
+    :data:`_MAX_WORDS` words; part of a hyphenated word is left out, "a long-distance footpath" ->
+    footpath); None when it is no common noun written in lower case (``cased``: in running text; a heading
+    capitalises its words), a vague one, or not a plain word."""
+    if noun.pos_ != "NOUN" or noun.ent_type_ or (cased and not noun.text.islower()):
         return None
     head = noun.lemma_.lower() if noun.lemma_ else noun.lower_
     # "FY2025, an increase of $1.85 million": a change is no kind of thing
@@ -90,7 +100,11 @@ def _kind_of(noun: Token) -> str | None:
         return None
     mods: list[str] = []
     for child in reversed(list(noun.lefts)):
-        if child.dep_ == "compound" and child.pos_ == "NOUN" and not child.ent_type_ and _WORD.match(child.lower_):
+        if (
+            child.dep_ == "compound" and child.pos_ == "NOUN" and not child.ent_type_
+            and (child.text.islower() or not cased)
+            and _WORD.match(child.lower_) and not _hyphenated(child)
+        ):  # fmt: skip
             mods.insert(0, child.lower_)
         else:
             break
@@ -149,11 +163,16 @@ def apposition_kinds(root: Token) -> list[str]:
     out: list[str] = []
     if root.pos_ != "PROPN":
         return out
+    # a place: a place entity, or the object of a locative preposition ("born in Corvel")
+    place = root.ent_type_ in {"GPE", "LOC", "FAC"} or (
+        root.dep_ == "pobj" and root.head.lower_ in {"in", "at", "near", "on", "inside", "outside"}
+    )
     for child in root.children:
         if child.dep_ == "appos" and child.i > root.i and any(c.dep_ == "det" for c in child.lefts):
             for noun in _with_conjuncts(child):
                 kind = _kind_of(noun)
-                if kind:
+                # "born in Corvel, the son of a clockmaker": a person noun after a place is about the subject
+                if kind and not (place and noun.lemma_.lower() in PERSON_NOUNS):
                     out.append(kind)
     if root.dep_ == "appos" and root.head.i < root.i:
         first = root.left_edge.i
@@ -179,9 +198,11 @@ def introducing_kinds(tokens: Iterable[Token], root: Token) -> list[str]:
     doc = root.doc
     words: list[Token] = []
     i = toks[0].i - 1
+    if not toks[0].text[:1].isupper():  # the name after the noun is written as one ("breeding-season corpora")
+        return []
     while i >= 0:
         t = doc[i]
-        if t.pos_ == "NOUN" and not t.ent_type_ and _WORD.match(t.lower_) and t.tag_ != "NNS":
+        if t.pos_ == "NOUN" and not t.ent_type_ and t.text.islower() and _WORD.match(t.lower_) and t.tag_ != "NNS":
             words.insert(0, t)
             i -= 1
         else:
@@ -195,13 +216,17 @@ def introducing_kinds(tokens: Iterable[Token], root: Token) -> list[str]:
         tied = last.head.i == root.i or root.head.i == last.i or (last.head.i == root.head.i and last.dep_ == root.dep_)
         if not tied:
             words = []
-    # or inside the mention itself: "river Arlen" when the name kept the introducing noun
-    if not words:
+    # or inside the mention itself: "river Arlen" when the name kept the introducing noun, after an article
+    # and before a capitalised word ("during construction Engine 3" is no introduction)
+    if not words and toks[0].i > 0 and doc[toks[0].i - 1].lower_ in {"the", "a", "an"}:
         for t in toks:
-            if t.pos_ == "NOUN" and t.dep_ == "compound" and _WORD.match(t.lower_) and not t.ent_type_:
+            if t.pos_ == "NOUN" and t.dep_ == "compound" and t.text.islower() and _WORD.match(t.lower_) and not t.ent_type_:
                 words.append(t)
             else:
                 break
+        rest = toks[len(words)] if len(words) < len(toks) else None
+        if rest is None or not rest.text[:1].isupper():
+            words = []
     if not words:
         return []
     head = words[-1]
@@ -242,7 +267,7 @@ def heading_concept(text: str) -> str | None:
         return None
     if root.pos_ == "PROPN":  # a capitalised heading often tags its head as a proper noun
         return None if root.ent_type_ or root.text.isupper() else _kind_of_heading(root)
-    kind = _kind_of(root)
+    kind = _kind_of(root, cased=False)
     return concept_key(kind) if kind else None
 
 

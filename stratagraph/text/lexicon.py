@@ -313,7 +313,7 @@ COPULA_VERBS = frozenset("be become remain".split())
 #: nouns that say nothing of what a thing is, as the attribute of a copula or an apposition ("A is one of
 #: ...", "B is part of ...", "C is a member of ...", "D is the name of ..."): never a semantic type
 VAGUE_KIND_NOUNS = frozenset(
-    "one part member kind type sort name example lot number thing something anything nothing way place home "
+    "one part member kind type sort name example lot number thing something anything nothing way place home use "
     "case result reason fact end beginning subject object item instance form piece bit deal couple pair "
     "variety series set group range source topic focus basis site".split()
 )

@@ -280,3 +280,12 @@ def test_wordnet_reader_on_a_small_database_with_byte_offsets_and_with_crlf_line
         wn = WordNet(root)
         assert wn.hypernyms("harpist") == ["musician", "performer"]  # the state sense is skipped
         assert wn.gloss("harpist") == "someone who plays the harp" and wn.hypernyms("lute") == []
+
+
+def test_kind_rules_refuse_what_only_looks_like_a_kind():
+    # a person noun after a place describes the clause's subject
+    assert kinds("Orrin was born in Tallowmere, the son of a miller.", "Tallowmere") == []
+    # part of a hyphenated word is left out of the kind
+    assert kinds("A long-distance footpath, the Heron Way, crosses the moor.", "Heron Way") == ["footpath"]
+    # no article before the noun, or a lower-case word after it: no introduction
+    assert kinds("During construction Engine 3 will operate from Station 1.", "construction Engine") == []
