@@ -108,7 +108,8 @@ def coverage(corpora: list[str], sample: int, seed: int) -> None:
     random.Random(seed).shuffle(pool)
     print(f"\nsample of {min(sample, len(pool))} BELONGS_TO edges (seed {seed}) of {len(pool)}:")
     for i, (corpus, name, eid, concept, text) in enumerate(sorted(pool[:sample]), 1):
-        print(f"{i:2}. [{Path(corpus).parent.name if Path(corpus).name == "docs" else Path(corpus).name}] {name!r} -> {concept!r}   ({eid})\n      ...{text}...")
+        label = Path(corpus).parent.name if Path(corpus).name == "docs" else Path(corpus).name
+        print(f"{i:2}. [{label}] {name!r} -> {concept!r}   ({eid})\n      ...{text}...")
 
 
 def _phase(corpus: str, on: bool) -> None:

@@ -112,6 +112,13 @@ def _kind_of(noun: Token, cased: bool = True) -> str | None:
     return " ".join(words)
 
 
+def _same_line(a: Token, b: Token) -> bool:
+    """No line break between two tokens: a list item or a heading line is a unit of its own, whatever the
+    parser attached across it ("- Skylark Theodolite (1986)\n- Sparrow Scanner, a laser scanner")."""
+    lo, hi = sorted((a.i, b.i))
+    return not any("\n" in t.text or "\n" in t.whitespace_ for t in a.doc[lo:hi])
+
+
 def _with_conjuncts(noun: Token) -> list[Token]:
     out = [noun]
     for c in noun.conjuncts:
@@ -149,7 +156,7 @@ def copula_kinds(root: Token) -> list[str]:
                              if p.dep_ == "pobj"), attr)  # fmt: skip
             for noun in _with_conjuncts(attr):
                 kind = _kind_of(noun)
-                if kind:
+                if kind and _same_line(root, noun):
                     out.append(kind)
     return out
 
@@ -172,12 +179,12 @@ def apposition_kinds(root: Token) -> list[str]:
             for noun in _with_conjuncts(child):
                 kind = _kind_of(noun)
                 # "born in Corvel, the son of a clockmaker": a person noun after a place is about the subject
-                if kind and not (place and noun.lemma_.lower() in PERSON_NOUNS):
+                if kind and _same_line(root, noun) and not (place and noun.lemma_.lower() in PERSON_NOUNS):
                     out.append(kind)
     if root.dep_ == "appos" and root.head.i < root.i:
         first = root.left_edge.i
         between = [t for t in root.doc[root.head.i + 1 : first]]
-        if all(t.text == "," for t in between):
+        if all(t.text == "," for t in between) and _same_line(root.head, root):
             kind = _kind_of(root.head)
             if kind:
                 out.append(kind)
@@ -211,6 +218,8 @@ def introducing_kinds(tokens: Iterable[Token], root: Token) -> list[str]:
     if words and not (i >= 0 and doc[i].pos_ == "DET" and doc[i].lower_ in {"the", "a", "an"}):
         words = []
     # and be tied to the name: its compound or head, or a twin the parser gave the name's own role
+    if words and not _same_line(words[0], toks[0]):
+        words = []
     if words:
         last = words[-1]
         tied = last.head.i == root.i or root.head.i == last.i or (last.head.i == root.head.i and last.dep_ == root.dep_)

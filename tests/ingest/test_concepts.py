@@ -289,3 +289,9 @@ def test_kind_rules_refuse_what_only_looks_like_a_kind():
     assert kinds("A long-distance footpath, the Heron Way, crosses the moor.", "Heron Way") == ["footpath"]
     # no article before the noun, or a lower-case word after it: no introduction
     assert kinds("During construction Engine 3 will operate from Station 1.", "construction Engine") == []
+
+
+def test_kinds_do_not_cross_a_line_break():
+    text = "Products\n- Plover Gauge (1990)\n- Snipe Meter (2001), a digital meter\n"
+    assert kinds(text, "Plover Gauge") == []  # the parser hangs the next item's apposition on it
+    assert kinds("Snipe Meter (2001), a digital meter, sold well.", "Snipe Meter") == ["meter"]
