@@ -6,12 +6,14 @@
 ``coverage`` ingests each corpus (a folder or a JSONL file) into a fresh store with the concept layer on and
 prints, per corpus: entities, the share with a BELONGS_TO (all, and named entities without the line items
 of tables), concepts, IS_A edges and depth (the longest IS_A chain above a concept; mean and max), SYNONYM
-edges, and a seeded sample of BELONGS_TO edges across all corpora with a sentence that mentions the entity,
-for judging by hand.
+edges; then per corpus a seeded sample of ``--sample`` BELONGS_TO edges with text around a mention of the
+entity, and of the entity SYNONYM edges, for judging by hand.
 
 ``timing`` ingests the same corpus into fresh stores with ``STRATAGRAPH_CONCEPT_LAYER`` off and on, in
 alternating fresh subprocesses (off, on, off, on, ...), timing only the ``ingest`` call after the spaCy
-model and the embedder are loaded, and prints each run and the ratio of the medians.
+model and the embedder are loaded, with one extraction process so that the process's CPU time (user +
+system, every thread) covers all the work: on a shared machine the CPU time is the steadier measure. Prints
+each run and the medians' overhead, wall-clock and CPU.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ def coverage(corpora: list[str], sample: int, seed: int) -> None:
 
     rows = []
     pool = []
+    synonym_pool: dict[str, list[tuple[str, str]]] = {}
     for corpus in corpora:
         path = Path(corpus).resolve()
         with tempfile.TemporaryDirectory() as tmp, StrataGraph(Settings(home=Path(tmp) / "store")) as sg:
@@ -94,6 +97,9 @@ def coverage(corpora: list[str], sample: int, seed: int) -> None:
                 "entity_synonym_edges": sum(1 for e in synonyms if e.src.startswith("ent:")),
             })  # fmt: skip
             names = {n.id: n.props.get("name", n.id) for n in [*entities, *concepts]}
+            synonym_pool[corpus] = [
+                (str(names.get(e.src)), str(names.get(e.dst))) for e in synonyms if e.src.startswith("ent:")
+            ]
             for e in belongs:
                 chunks = [x.src for x in g.get_edges(dst=e.src, types=[EdgeType.MENTIONS])][:1]
                 text = ""
@@ -105,15 +111,30 @@ def coverage(corpora: list[str], sample: int, seed: int) -> None:
                     text = body[max(0, at - 90) : at + len(name) + 110] if at >= 0 else body[:200]
                 pool.append((corpus, names.get(e.src), e.src, names.get(e.dst), " ".join(text.split())))
     print(json.dumps(rows, indent=1))
-    random.Random(seed).shuffle(pool)
-    print(f"\nsample of {min(sample, len(pool))} BELONGS_TO edges (seed {seed}) of {len(pool)}:")
-    for i, (corpus, name, eid, concept, text) in enumerate(sorted(pool[:sample]), 1):
+    for corpus in corpora:
+        mine = [p for p in pool if p[0] == corpus]
+        random.Random(seed).shuffle(mine)
         label = Path(corpus).parent.name if Path(corpus).name == "docs" else Path(corpus).name
-        print(f"{i:2}. [{label}] {name!r} -> {concept!r}   ({eid})\n      ...{text}...")
+        print(f"\n[{label}] sample of {min(sample, len(mine))} BELONGS_TO edges (seed {seed}) of {len(mine)}:")
+        for i, (_, name, eid, concept, text) in enumerate(sorted(mine[:sample], key=lambda p: p[2]), 1):
+            print(f"{i:2}. {name!r} -> {concept!r}   ({eid})\n      ...{text}...")
+    for corpus, pairs in synonym_pool.items():
+        random.Random(seed).shuffle(pairs)
+        print(f"\n[{Path(corpus).name}] sample of {min(sample, len(pairs))} entity SYNONYM edges of {len(pairs)}:")
+        for i, (a, b) in enumerate(sorted(pairs[:sample]), 1):
+            print(f"{i:2}. {a!r} ~ {b!r}")
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def _phase(corpus: str, on: bool) -> None:
     os.environ["STRATAGRAPH_CONCEPT_LAYER"] = "true" if on else "false"
+    os.environ["STRATAGRAPH_EXTRACT_PROCESSES"] = "1"  # every cycle in this process: its CPU time is the measure
     from stratagraph import Settings, StrataGraph
     from stratagraph.embeddings import embed_texts
     from stratagraph.text.nlp import load_nlp
@@ -129,11 +150,12 @@ def _phase(corpus: str, on: bool) -> None:
 
                 wordnet()  # counted below only if it was not loaded: load it here as the parser is
             path = Path(corpus)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _cpu_seconds()
             result = sg.ingest([path], base=path.parent)
-            seconds = time.perf_counter() - t0
+            seconds, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
             c = sg.stats()
-    print(json.dumps({"concept_layer": on, "seconds": round(seconds, 2), "failed": result.failed,
+    print(json.dumps({"concept_layer": on, "seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
+                      "failed": result.failed,
                       "entities": c.nodes["Entity"], "concepts": c.nodes["Concept"],
                       "belongs_to": c.edges["BELONGS_TO"]}))  # fmt: skip
 
@@ -153,10 +175,13 @@ def timing(corpus: Path, limit: int | None, rounds: int) -> None:
                 )  # fmt: skip
                 runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
                 print(json.dumps(runs[-1]), flush=True)
-    off = statistics.median(r["seconds"] for r in runs if not r["concept_layer"])
-    on_ = statistics.median(r["seconds"] for r in runs if r["concept_layer"])
-    print(json.dumps({"corpus": str(corpus), "limit": limit, "rounds": rounds, "median_off_s": off,
-                      "median_on_s": on_, "overhead": round(on_ / off - 1, 3), "cpus": os.cpu_count()}))  # fmt: skip
+    out: dict = {"corpus": str(corpus), "limit": limit, "rounds": rounds, "cpus": os.cpu_count(),
+                 "load_average": os.getloadavg()}  # fmt: skip
+    for what in ("seconds", "cpu_seconds"):
+        off = statistics.median(r[what] for r in runs if not r["concept_layer"])
+        on_ = statistics.median(r[what] for r in runs if r["concept_layer"])
+        out[what] = {"median_off": off, "median_on": on_, "overhead": round(on_ / off - 1, 3)}
+    print(json.dumps(out))
 
 
 def main() -> None:

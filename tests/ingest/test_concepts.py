@@ -295,3 +295,47 @@ def test_kinds_do_not_cross_a_line_break():
     text = "Products\n- Plover Gauge (1990)\n- Snipe Meter (2001), a digital meter\n"
     assert kinds(text, "Plover Gauge") == []  # the parser hangs the next item's apposition on it
     assert kinds("Snipe Meter (2001), a digital meter, sold well.", "Snipe Meter") == ["meter"]
+
+
+def test_ingest_with_the_llm_extractor_types_entities_through_the_concept_prompts(tmp_path: Path, chat_server):
+    from stratagraph import StrataGraph
+    from stratagraph.schema import canonical_json
+    from tests.scripted_llm import Reply, user_text
+
+    def responder(body):
+        system = body["messages"][0]["content"]
+        if "semantic types to entities" in system:
+            return Reply.json({"entities": [{"name": "Maren Holt", "types": ["harbour master"]}]})
+        if "organise the concepts" in system:
+            return Reply.json({"concepts": [{"name": "harbour master", "description": "Runs a harbour.",
+                                             "hypernyms": ["official"], "synonyms": ["harbourmaster"]}]})
+        if "Maren Holt" in user_text(body):
+            return Reply.json({
+                "facts": [{"description": "Maren Holt approved the crane contract.", "type": "approve", "confidence": 9,
+                           "entities": ["Maren Holt"], "attributes": []}],
+                "entities": [{"name": "Maren Holt", "type": "PERSON", "description": "Harbour official", "confidence": 90,
+                              "line_item": False}],
+                "relations": [],
+            })  # fmt: skip
+        return Reply.json({})
+
+    chat_server.responder = responder
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "harbour.md").write_text("# Harbour\n\nMaren Holt approved the crane contract.\n", encoding="utf-8")
+    with StrataGraph(chat_server.settings(tmp_path / "store", concept_wordnet=False)) as sg:
+        assert sg.ingest([folder], base=tmp_path).failed == 0
+        kinds_asked = [b for b in chat_server.requests if "semantic types to entities" in b["messages"][0]["content"]]
+        assert len(kinds_asked) == 1 and "Maren Holt | PERSON | Harbour official" in user_text(kinds_asked[0])
+        pairs = {(e.type.value, e.src, e.dst) for e in sg.graph.get_edges(types=["BELONGS_TO", "IS_A", "SYNONYM"])}
+        assert pairs == {
+            ("BELONGS_TO", "ent:maren holt", "concept:harbour master"),
+            ("IS_A", "concept:harbour master", "concept:master"),
+            ("IS_A", "concept:harbour master", "concept:official"),
+            ("SYNONYM", "concept:harbour master", "concept:harbourmaster"),
+        }
+        assert sg.graph.get_node("concept:harbour master").props["description"] == "Runs a harbour."
+        sent, before = len(chat_server.requests), canonical_json(sg.export())
+        sg.delete("docs/harbour.md")
+        assert sg.ingest([folder], base=tmp_path).failed == 0
+        assert len(chat_server.requests) == sent and canonical_json(sg.export()) == before  # all from the cache
