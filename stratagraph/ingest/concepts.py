@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from stratagraph.ingest.extractors.base import ChunkExtraction
-from stratagraph.ingest.resolution import DocumentEntities, may_merge
+from stratagraph.ingest.resolution import STRONG_TYPES, DocumentEntities, may_merge
 from stratagraph.schema import BY_DOC, ChunkRecord, Edge, EdgeType, Node, NodeLabel, Outline
 from stratagraph.text.amounts import is_total_label
 from stratagraph.text.kinds import concept_key, head_of, heading_concept
@@ -194,8 +194,9 @@ def synonym_pairs(
 ) -> list[tuple[str, str, str, str]]:
     """KAG §2.4's semantic alignment of one document's entities: two named entities (never line items) that
     are still apart after resolution fuse when (1) :func:`~stratagraph.ingest.resolution.may_merge`
-    allows it (the guards that keep "Q3 revenue" and "Q4 revenue" apart) and neither name is the other
-    joined to a third by "and", (2) their name vectors' cosine
+    allows it (the guards that keep "Q3 revenue" and "Q4 revenue" apart), neither name is the other
+    joined to a third by "and", and :func:`_same_kind_of_name` holds (one strong type, the shorter name a
+    start or end of the longer), (2) their name vectors' cosine
     is at least ``name_floor``, (3) their one-hop neighbourhoods agree (they share a neighbour, and the
     shared ones are at least half of the smaller neighbourhood), and (4) their descriptions agree (they
     share a content word, or one names the other). Returns ``(key_a, key_b, entity_a, entity_b)`` with
@@ -210,6 +211,8 @@ def synonym_pairs(
                 continue
             if {"and", "&"} & (set(a.split()) ^ set(b.split())):  # "Pellham and Cardinal Home Supply" is two
                 continue
+            if not _same_kind_of_name(a, b, entities):
+                continue
             if float(vectors[a] @ vectors[b]) < name_floor:
                 continue
             na, nb = hood.get(a, set()) - {b}, hood.get(b, set()) - {a}
@@ -222,6 +225,28 @@ def synonym_pairs(
             pair = (ea, eb) if ea < eb else (eb, ea)
             out.setdefault(pair, (a, b, *pair))
     return [out[p] for p in sorted(out)]
+
+
+def _top_type(types: Mapping[str, int]) -> str:
+    return min(types, key=lambda t: (-types[t], t)) if types else ""
+
+
+def _same_kind_of_name(a: str, b: str, entities: DocumentEntities) -> bool:
+    """Two names that may stand for one thing: the same named-entity type, a strong one, in this document
+    ("Ohio" the state and "Ohio Supreme Court" the court are not one; "Croatia" and "Croatian" neither), and
+    the shorter one a whole-word start or end of the longer ("Ozzy" / "Ozzy Osbourne", "Genz" / "Henrik
+    Ruben Genz") that is not the place after an "of" ("Mary of Burgundy" is no Burgundy)."""
+    ta = _top_type(entities.contributions[a].types)
+    tb = _top_type(entities.contributions[b].types)
+    if ta != tb or ta not in STRONG_TYPES:
+        return False
+    short, long_ = sorted((a.split(), b.split()), key=len)
+    n = len(short)
+    if n == len(long_):
+        return False
+    if long_[:n] == short:
+        return True
+    return long_[-n:] == short and "of" not in long_[:-n]
 
 
 def fuse_aliases(entities: DocumentEntities, pairs: Sequence[tuple[str, str, str, str]]) -> None:

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from stratagraph.text.lexicon import CHANGE_WORDS, COPULA_VERBS, PERSON_NOUNS, VAGUE_KIND_NOUNS
+from stratagraph.text.lexicon import CHANGE_WORDS, COPULA_VERBS, KINSHIP_NOUNS, PERSON_NOUNS, VAGUE_KIND_NOUNS
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -95,8 +95,8 @@ def _kind_of(noun: Token, cased: bool = True) -> str | None:
     if noun.pos_ != "NOUN" or noun.ent_type_ or (cased and not noun.text.islower()):
         return None
     head = noun.lemma_.lower() if noun.lemma_ else noun.lower_
-    # "FY2025, an increase of $1.85 million": a change is no kind of thing
-    if head in VAGUE_KIND_NOUNS or head in CHANGE_WORDS or not _WORD.match(head):
+    # "FY2025, an increase of $1.85 million": a change is no kind of thing; "his wife, Christine": a relation
+    if head in VAGUE_KIND_NOUNS or head in CHANGE_WORDS or head in KINSHIP_NOUNS or not _WORD.match(head):
         return None
     mods: list[str] = []
     for child in reversed(list(noun.lefts)):
@@ -240,7 +240,7 @@ def introducing_kinds(tokens: Iterable[Token], root: Token) -> list[str]:
         return []
     head = words[-1]
     lemma = head.lemma_.lower() or head.lower_
-    if lemma in VAGUE_KIND_NOUNS or not _WORD.match(lemma):
+    if lemma in VAGUE_KIND_NOUNS or lemma in KINSHIP_NOUNS or not _WORD.match(lemma):
         return []
     return [" ".join([*(w.lower_ for w in words[:-1]), lemma][-_MAX_WORDS:])]
 

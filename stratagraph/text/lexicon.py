@@ -317,5 +317,11 @@ VAGUE_KIND_NOUNS = frozenset(
     "case result reason fact end beginning subject object item instance form piece bit deal couple pair "
     "variety series set group range source topic focus basis site".split()
 )
+#: nouns of kinship ("his wife, Christine", "A is the son of B"): a relation to someone, not a kind of thing
+KINSHIP_NOUNS = frozenset(
+    "son daughter father mother wife husband brother sister child parent spouse widow widower cousin uncle aunt "
+    "nephew niece grandson granddaughter grandfather grandmother grandchild heir heiress sibling stepson "
+    "stepdaughter stepfather stepmother".split()
+)
 #: table column headings that name no class of the rows under them ("Item", "Description", "Line item")
 WEAK_COLUMN_HEADINGS = frozenset("item items line description name names label category detail details total".split())

@@ -107,8 +107,8 @@ def unit(v: list[float]) -> np.ndarray:
     return a / np.linalg.norm(a)
 
 
-def fusion_case(a: str, b: str, shared: bool, desc_b: str):
-    e = [ExtractedEntity(name=n, type="ORG") for n in (a, b, "Harbour Board", "Osterlund")]
+def fusion_case(a: str, b: str, shared: bool, desc_b: str, type_b: str = "ORG"):
+    e = [ExtractedEntity(name=n, type=t) for n, t in ((a, "ORG"), (b, type_b), ("Harbour Board", "ORG"), ("Osterlund", "GPE"))]
     facts = [
         ExtractedFact(description=f"{a} signed a lease with Harbour Board in Osterlund.", entities=[a, "Harbour Board", "Osterlund"]),
         ExtractedFact(description=desc_b, entities=[b, "Harbour Board", "Osterlund"] if shared else [b]),
@@ -127,6 +127,20 @@ def test_synonym_fusion_needs_agreeing_neighbourhoods_and_descriptions():
     assert [(p[2], p[3]) for p in pairs] == [("ent:bluefin", "ent:bluefin shipping")]
     ex, ents, entity_of, vec = fusion_case("Bluefin Shipping", "Bluefin", False, "Bluefin is a fish.")
     assert synonym_pairs(ex, ents, entity_of, vec, 0.6) == []  # no shared neighbour
+
+
+def test_synonym_fusion_refuses_another_type_a_middle_word_and_the_place_after_of():
+    desc = "{} signed a lease with Harbour Board in Osterlund."
+    for a, b, type_b in (("Tarrow Court", "Tarrow", "GPE"),  # the court and the town
+                         ("House of Tarrow", "Tarrow", "ORG"),  # the dynasty and its seat
+                         ("Tarrow Bay Shipping", "Bay", "ORG")):  # fmt: skip
+        ex, ents, entity_of, vec = fusion_case(a, b, True, desc.format(b), type_b)
+        assert synonym_pairs(ex, ents, entity_of, vec, 0.0) == [], (a, b)
+
+
+def test_kinship_nouns_are_relations_not_kinds():
+    assert kinds("He married Ilse Varga, the daughter of a judge.", "Ilse Varga") == []
+    assert kinds("Ilse Varga is the wife of Ondrej Varga.", "Ilse Varga") == []
 
 
 def test_synonym_fusion_keeps_the_q3_q4_guard():
