@@ -232,15 +232,18 @@ def _top_type(types: Mapping[str, int]) -> str:
 
 
 def _same_kind_of_name(a: str, b: str, entities: DocumentEntities) -> bool:
-    """Two names that may stand for one thing: the same named-entity type, a strong one, in this document
-    ("Ohio" the state and "Ohio Supreme Court" the court are not one; "Croatia" and "Croatian" neither), and
-    the shorter one a whole-word start or end of the longer ("Ozzy" / "Ozzy Osbourne", "Genz" / "Henrik
+    """Two names that may stand for one thing: the same named-entity type, a strong one (not a nationality),
+    in this document ("Ohio" the state and "Ohio Supreme Court" the court are not one; "Croatia" and
+    "Croatian" neither), and the shorter name as written a whole-word start or end of the longer ("Ozzy" / "Ozzy Osbourne", "Genz" / "Henrik
     Ruben Genz") that is not the place after an "of" ("Mary of Burgundy" is no Burgundy)."""
-    ta = _top_type(entities.contributions[a].types)
-    tb = _top_type(entities.contributions[b].types)
-    if ta != tb or ta not in STRONG_TYPES:
+    ca, cb = entities.contributions[a], entities.contributions[b]
+    ta, tb = _top_type(ca.types), _top_type(cb.types)
+    if ta != tb or ta not in STRONG_TYPES - {"NORP"}:  # "Welsh", "Italian": adjectives of nationality
         return False
-    short, long_ = sorted((a.split(), b.split()), key=len)
+    # the names as written: "Saxe-Coburg-Eisenach" is one word, not "Saxe-Coburg" and one more
+    words_a = _top_type(ca.names).casefold().split()
+    words_b = _top_type(cb.names).casefold().split()
+    short, long_ = sorted((words_a, words_b), key=len)
     n = len(short)
     if n == len(long_):
         return False

@@ -133,7 +133,8 @@ def test_synonym_fusion_refuses_another_type_a_middle_word_and_the_place_after_o
     desc = "{} signed a lease with Harbour Board in Osterlund."
     for a, b, type_b in (("Tarrow Court", "Tarrow", "GPE"),  # the court and the town
                          ("House of Tarrow", "Tarrow", "ORG"),  # the dynasty and its seat
-                         ("Tarrow Bay Shipping", "Bay", "ORG")):  # fmt: skip
+                         ("Tarrow Bay Shipping", "Bay", "ORG"),  # a middle word
+                         ("Tarrow-Vale", "Tarrow", "ORG")):  # one hyphenated word, not two  # fmt: skip
         ex, ents, entity_of, vec = fusion_case(a, b, True, desc.format(b), type_b)
         assert synonym_pairs(ex, ents, entity_of, vec, 0.0) == [], (a, b)
 
