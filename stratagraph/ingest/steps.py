@@ -1,6 +1,6 @@
 """Node functions of the ingest workflow (``workflows/ingest.py`` wires them).
 
-load -> plan -> build -> extract -> embed -> resolve -> write -> link -> summarize. Each is a small function of
+load -> plan -> build -> extract -> embed -> resolve (entities, facts, concepts) -> write -> link -> summarize. Each is a small function of
 the state that returns an update; the stores come from ``runtime.context`` (a :class:`~stratagraph.services.Services`). One document's
 failure is reported for that document and never touches what is stored for the others.
 """
@@ -308,7 +308,10 @@ def embed(state: IngestState, runtime: Runtime[Services]) -> IngestState:
 
 def resolve(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     """Entity resolution (BiG-RAG §4.1.3) for the run against the store, then each document's knowledge
-    layer: Entity, Fact and their edges, fact vectors, and the entity-name rows to store."""
+    layer: Entity, Fact and their edges, fact vectors, and the entity-name rows to store; with
+    ``settings.concept_layer``, KAG §2.4's synonym fusion of the document's entities (aliases and SYNONYM
+    edges) and its concept layer (``ingest/concepts.py``: Concept, BELONGS_TO, IS_A, SYNONYM; the chat
+    model's types, hypernyms and synonyms too when the LLM extractor is in use)."""
     svc = services_of(runtime)
     prepared = list(state.get("prepared", []))
     todo = [i for i, p in enumerate(prepared) if p.active and p.outline is not None]
