@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/concepts.py coverage examples benchmarks/data/encyclopedia/docs ... [--sample 50]
     .venv/bin/python benchmarks/concepts.py timing [--corpus ../shared/data/2wiki-101/corpus.jsonl] [--limit 2000] [--rounds 2]
+    .venv/bin/python benchmarks/concepts.py components [--corpus ...] [--limit 1000] [--rounds 3]
 
 ``coverage`` ingests each corpus (a folder or a JSONL file) into a fresh store with the concept layer on and
 prints, per corpus: entities, the share with a BELONGS_TO (all, and named entities without the line items
@@ -14,6 +15,10 @@ alternating fresh subprocesses (off, on, off, on, ...), timing only the ``ingest
 model and the embedder are loaded, with one extraction process so that the process's CPU time (user +
 system, every thread) covers all the work: on a shared machine the CPU time is the steadier measure. Prints
 each run and the medians' overhead, wall-clock and CPU.
+
+``components`` measures the layer's own CPU cost in one process on passages parsed once (the extractor's
+rules without and with the kind rules, then synonym fusion and concept records per passage, best of
+``--rounds``): the part of the ingest the layer adds, free of the noise between two whole ingests.
 """
 
 from __future__ import annotations
@@ -184,6 +189,46 @@ def timing(corpus: Path, limit: int | None, rounds: int) -> None:
     print(json.dumps(out))
 
 
+def components(corpus: Path, limit: int, rounds: int) -> None:
+    """The concept layer's own CPU cost on parsed passages, interleaved in one process (so the machine's load
+    hits both sides alike): the extractor's rules without and with the kind rules, and the resolve step's
+    concept work (synonym fusion and concept records, WordNet on) per document."""
+    import numpy as np
+
+    from stratagraph.ingest.concepts import concept_records, fuse_aliases, synonym_pairs
+    from stratagraph.ingest.extractors.base import ChunkInput
+    from stratagraph.ingest.extractors.spacy_nlp import _analyse_chunk
+    from stratagraph.ingest.resolution import resolve_document
+    from stratagraph.text.nlp import load_nlp
+    from stratagraph.text.wordnet import wordnet
+
+    rows = [json.loads(line) for line, _ in zip(corpus.open(encoding="utf-8"), range(limit))]
+    chunks = [ChunkInput(chunk_id=f"d{i}#1#0", text=r["text"], section_id=f"d{i}#1") for i, r in enumerate(rows)]
+    docs = list(load_nlp().pipe([c.text for c in chunks], batch_size=64))
+    lexicon = wordnet()
+    best = {"rules_without_kinds": 1e9, "rules_with_kinds": 1e9, "concept_records_and_fusion": 1e9}
+    rng = np.random.default_rng(0)
+    for _ in range(rounds):
+        for on in (False, True):
+            t0 = time.process_time()
+            out = [_analyse_chunk(d, c, on) for d, c in zip(docs, chunks, strict=True)]
+            key = "rules_with_kinds" if on else "rules_without_kinds"
+            best[key] = min(best[key], time.process_time() - t0)
+        t0 = time.process_time()
+        for ex, c in zip(out, chunks, strict=True):
+            ents = resolve_document({}, [ex], {c.chunk_id: c.section_id})
+            entity_of = {k: "ent:" + k for k in ents.contributions}
+            vecs = {k: v / np.linalg.norm(v) for k, v in ((k, rng.normal(size=384)) for k in ents.contributions)}
+            pairs = synonym_pairs([ex], ents, entity_of, vecs, 0.0)
+            fuse_aliases(ents, pairs)
+            concept_records(c.chunk_id.split("#")[0], ents, entity_of, wordnet=lexicon, synonyms=[(a, b) for _, _, a, b in pairs])
+        best["concept_records_and_fusion"] = min(best["concept_records_and_fusion"], time.process_time() - t0)
+    added = best["rules_with_kinds"] - best["rules_without_kinds"] + best["concept_records_and_fusion"]
+    print(json.dumps({"passages": len(chunks), "rounds": rounds, "cpu_seconds_best": {k: round(v, 3) for k, v in best.items()},
+                      "added_cpu_seconds": round(added, 3), "added_ms_per_passage": round(1000 * added / len(chunks), 3),
+                      "wordnet": str(lexicon.root) if lexicon else None}))  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -195,6 +240,10 @@ def main() -> None:
     t.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     t.add_argument("--limit", type=int, default=2000)
     t.add_argument("--rounds", type=int, default=2)
+    m = sub.add_parser("components")
+    m.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    m.add_argument("--limit", type=int, default=1000)
+    m.add_argument("--rounds", type=int, default=3)
     p = sub.add_parser("_phase")
     p.add_argument("corpus")
     p.add_argument("mode", choices=["on", "off"])
@@ -203,6 +252,8 @@ def main() -> None:
         coverage(args.corpora, args.sample, args.seed)
     elif args.cmd == "timing":
         timing(args.corpus, args.limit, args.rounds)
+    elif args.cmd == "components":
+        components(args.corpus, args.limit, args.rounds)
     else:
         _phase(args.corpus, args.mode == "on")
 
