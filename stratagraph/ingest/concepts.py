@@ -199,7 +199,8 @@ def synonym_pairs(
     start or end of the longer), (2) their name vectors' cosine
     is at least ``name_floor``, (3) their one-hop neighbourhoods agree (they share a neighbour, and the
     shared ones are at least half of the smaller neighbourhood), and (4) their descriptions agree (they
-    share a content word, or one names the other). Returns ``(key_a, key_b, entity_a, entity_b)`` with
+    share a content word, or one names the other); a name that would fuse with two others fuses with none.
+    Returns ``(key_a, key_b, entity_a, entity_b)`` with
     ``entity_a < entity_b``, sorted."""
     hood = neighbourhoods(extractions, entities)
     keys = sorted(k for k in entities.contributions if "@" not in k and k in entity_of and k in vectors)
@@ -224,7 +225,12 @@ def synonym_pairs(
                 continue
             pair = (ea, eb) if ea < eb else (eb, ea)
             out.setdefault(pair, (a, b, *pair))
-    return [out[p] for p in sorted(out)]
+    # a name that would fuse with two others is ambiguous ("Wallop" beside "Coulson Wallop" and "John Wallop")
+    partners: dict[str, set[str]] = {}
+    for a, b, _, _ in out.values():
+        partners.setdefault(a, set()).add(b)
+        partners.setdefault(b, set()).add(a)
+    return [out[p] for p in sorted(out) if len(partners[out[p][0]]) == 1 and len(partners[out[p][1]]) == 1]
 
 
 def _top_type(types: Mapping[str, int]) -> str:

@@ -144,6 +144,17 @@ def test_kinship_nouns_are_relations_not_kinds():
     assert kinds("Ilse Varga is the wife of Ondrej Varga.", "Ilse Varga") == []
 
 
+def test_synonym_fusion_leaves_a_name_that_fits_two_others():
+    e = [ExtractedEntity(name=n, type="PERSON") for n in ("Oda Brennan", "Tomas Brennan", "Brennan", "Harbour Board")]
+    fact = ExtractedFact(description="Brennan, Oda Brennan and Tomas Brennan met the Harbour Board.",
+                         entities=["Brennan", "Oda Brennan", "Tomas Brennan", "Harbour Board"])  # fmt: skip
+    ex = [extraction("d#1#0", e, [fact])]
+    ents = resolve_document({}, ex, {"d#1#0": "d#1"})
+    entity_of = {k: f"ent:{k}" for k in ents.contributions}
+    vectors = {k: unit([1.0, 0.2]) for k in ents.contributions}
+    assert synonym_pairs(ex, ents, entity_of, vectors, 0.0) == []
+
+
 def test_synonym_fusion_keeps_the_q3_q4_guard():
     ex, ents, entity_of, vec = fusion_case("Q3 revenue", "Q4 revenue", True, "Q4 revenue with Harbour Board in Osterlund rose.")
     assert synonym_pairs(ex, ents, entity_of, vec, 0.0) == []
