@@ -26,7 +26,14 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from stratagraph.text.lexicon import CHANGE_WORDS, COPULA_VERBS, KINSHIP_NOUNS, PERSON_NOUNS, VAGUE_KIND_NOUNS
+from stratagraph.text.lexicon import (
+    CHANGE_WORDS,
+    COPULA_VERBS,
+    IRREGULAR_PLURALS,
+    KINSHIP_NOUNS,
+    PERSON_NOUNS,
+    VAGUE_KIND_NOUNS,
+)
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -49,8 +56,11 @@ _RELATIVES = frozenset({"who", "which", "that"})
 
 def singular(word: str) -> str:
     """A plural English noun's singular by its spelling ("cities" -> city, "churches" -> church, "bands"
-    -> band); words that are not regular plurals are returned as they are ("bus", "analysis", "press")."""
+    -> band) or from the lexicon's irregular plurals ("people" -> person); words that are not plurals are
+    returned as they are ("bus", "analysis", "press")."""
     w = word.lower()
+    if w in IRREGULAR_PLURALS:
+        return IRREGULAR_PLURALS[w]
     if len(w) <= 3 or w.endswith(("ss", "us", "is")):
         return w
     if w.endswith("ies") and len(w) > 4:

@@ -323,5 +323,10 @@ KINSHIP_NOUNS = frozenset(
     "nephew niece grandson granddaughter grandfather grandmother grandchild heir heiress sibling stepson "
     "stepdaughter stepfather stepmother".split()
 )
+#: plural nouns whose singular no spelling rule finds ("which people", "the women who")
+IRREGULAR_PLURALS = {
+    "people": "person", "men": "man", "women": "woman", "children": "child", "mice": "mouse", "geese": "goose",
+    "teeth": "tooth", "feet": "foot", "oxen": "ox", "criteria": "criterion", "phenomena": "phenomenon",
+}
 #: table column headings that name no class of the rows under them ("Item", "Description", "Line item")
 WEAK_COLUMN_HEADINGS = frozenset("item items line description name names label category detail details total".split())

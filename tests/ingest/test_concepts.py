@@ -69,6 +69,7 @@ def test_headings_that_are_noun_phrases_name_a_class():
 
 def test_normal_form_and_heads():
     assert singular("cities") == "city" and singular("churches") == "church" and singular("bus") == "bus"
+    assert singular("people") == "person" and concept_key("Women") == "woman"
     assert concept_key("Port  Cities") == "port city"
     assert head_of("chamber music festival") == "music festival" and head_of("river") is None
 
