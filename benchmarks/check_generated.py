@@ -9,8 +9,10 @@ paragraphs and tables, plain text), and each question's answer is derived again 
 * ``section``: the one section whose text states the name;
 * ``citation_hop``: the section's citation markers ([1], [1, 2], (Author, 2019), Author et al. (2019)) resolved
   through the reference list to the one sibling document whose title the reference states;
-* ``chain_2hop``: verified rather than derived: a sentence states both names of the first hop, and another
-  sentence states the bridge, the answer and the second predicate (its stem).
+* ``chain_2hop``: the bridge X filled in from the first quoted sentence (the one phrase that completes it in
+  the first document), then the answer Y from the second: a sentence of the second document with X in its
+  place ("via": "fact"), or a sentence of the page whose title or heading is X ("via": "page", the page found
+  here from X, among the documents of the two sources' folders).
 
 A derived answer agrees when it contains the first accepted answer (``stratagraph.eval.accuracy.contains``,
 numbers as numbers).
@@ -237,18 +239,78 @@ def _citation_answer(q: dict[str, Any], sections: list[Section], path: Path) -> 
 
 
 def _sentences(text: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[.!?;])\s+|\n+", text) if s.strip()]
+    """The sentences of a text, as clozes quote them: split after . ! ? ; and a space or at a line break; no
+    emphasis marks, list markers or end punctuation."""
+    out = []
+    for s in re.split(r"(?<=[.!?;])\s+|\n+", text):
+        s = re.sub(r"^\s*(?:[-*+\u2022]|\d+[.)])\s+", "", s.replace("*", ""))
+        s = " ".join(s.split()).rstrip(".!?;: ")
+        if s:
+            out.append(s)
+    return out
+
+
+def _bare(text: str) -> str:
+    return re.sub(r"^(?:the|a|an)\s+", "", " ".join(text.casefold().split()))
+
+
+def _fill(cloze: str, blank: str, known: dict[str, str], texts: list[str]) -> str | None:
+    """The one phrase that fills ``blank`` of ``cloze`` in the sentences of ``texts`` (the other blanks
+    filled from ``known``, a name with or without its article); None when no sentence or several phrases do."""
+    parts = re.split(r"(\[[A-Z]\])", cloze)
+    pattern = ""
+    for part in parts:
+        if part == blank:
+            pattern += "(.+?)"
+        elif re.fullmatch(r"\[[A-Z]\]", part):
+            if part not in known:
+                return None
+            pattern += r"(?:the |a |an )?" + re.escape(_bare(known[part]))
+        else:
+            pattern += re.escape(part)
+    found = set()
+    for text in texts:
+        for sentence in _sentences(text):
+            m = re.fullmatch(pattern, sentence, re.IGNORECASE)
+            if m:
+                found.add(m.group(1))
+    return next(iter(found)) if len({_bare(f) for f in found}) == 1 else None
+
+
+def _title_key(text: str) -> str:
+    return _bare(re.sub(r"^(?:section\s+)?[\dIVX]+(?:\.\d+)*\.?\s+", "", text.replace("*", ""), flags=re.IGNORECASE))
+
+
+def _pages(name: str, folders: list[Path]) -> list[str] | None:
+    """The texts of the pages about ``name``: each document whose title, and each section whose heading, is
+    the name (a document's page is all its sections, a section's its own text); None when there is none."""
+    pages = []
+    for folder in dict.fromkeys(folders):
+        for path in sorted(folder.glob("*")):
+            if not (path.is_file() and path.suffix.lower() in (".md", ".html", ".htm", ".txt")):
+                continue
+            title, sections = parse(path)
+            title = title or path.stem.replace("_", " ")
+            if _title_key(title) == _title_key(name):
+                pages += [s.text for s in sections]
+            else:
+                pages += [s.text for s in sections if s.heading and _title_key(s.heading) == _title_key(name)]
+    return pages or None
 
 
 def _chain_answer(q: dict[str, Any], base: Path) -> str | None:
+    """Fill [X] of the first cloze from the first document's sentences; then [Y] of the second: in the second
+    document ("via": "fact", [X] filled), or on the pages whose title or heading is X ("via": "page")."""
     d = q["derivation"]
-    sents = [_norm(s) for src in d["sources"] for sec in parse(base / src)[1] for s in _sentences(sec.text)]
-    x, y = (_norm(v) for v in d["first"])
-    b, z = (_norm(v) for v in d["second"])
-    stem = _norm(d["predicates"][1])[:4]
-    first = [s for s in sents if x in s and y in s]
-    second = [s for s in sents if b in s and z in s and stem in s and s not in first]
-    return d["second"][1] if first and second else None
+    first = [sec.text for sec in parse(base / d["sources"][0])[1]]
+    x = _fill(d["first"], "[X]", {}, first)
+    if x is None:
+        return None
+    if d["via"] == "page":
+        texts = _pages(x, [(base / src).parent for src in d["sources"]])
+        return _fill(d["second"], "[Y]", {"[X]": x}, texts) if texts is not None else None
+    second = [sec.text for sec in parse(base / d["sources"][1])[1]]
+    return _fill(d["second"], "[Y]", {"[X]": x}, second)
 
 
 def derive(q: dict[str, Any], base: Path) -> str | None:

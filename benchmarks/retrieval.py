@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/retrieval.py [--datasets hotpotqa-100,musique-100,2wiki-101]
         [--strategies vector,lexical,rrf,...] [--k 2,5] [--limit N] [--store .stratagraph] [--out FILE.json]
+        [--graphs extractor,openie,both] [--openie FILE]
 
 The same code path as ``stratagraph eval retrieval`` (``stratagraph.eval.retrieval.evaluate``): each corpus is
 ingested once into a store cached under ``<store>/eval/``, then every strategy answers every question in this
@@ -82,7 +83,8 @@ ABLATIONS = {  # ppr walk, dense, bm25, question's pages, one hop out, traversal
 }
 
 
-def ppr_ablation(name: str, ks: list[int], settings, limit: int | None) -> dict:  # noqa: ANN001
+def ppr_ablation(name: str, ks: list[int], settings, limit: int | None, graph: str = "extractor",  # noqa: ANN001
+                 openie: Path | None = None) -> dict:
     """``ppr`` with each fused list switched off in turn (same store, same process, same questions)."""
     from stratagraph.eval.datasets import load_dataset
     from stratagraph.eval.retrieval import ensure_store, run_strategy, summarize
@@ -91,7 +93,7 @@ def ppr_ablation(name: str, ks: list[int], settings, limit: int | None) -> dict:
     from stratagraph.services import Services
 
     dataset = load_dataset(name, limit=limit)
-    svc = Services(ensure_store(dataset, settings))
+    svc = Services(ensure_store(dataset, settings, graph=graph, openie=openie))
     try:
         ctx = svc.new_retrieval()
         out = {}
@@ -155,6 +157,12 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--store", type=Path, default=REPO / ".stratagraph")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--graphs", default="extractor",
+                        help="the graphs to run on, comma-separated (issue 24): extractor (as ingested), openie (an "
+                             "imported OpenIE graph alone, import openie --replace), both (side by side); each in a "
+                             "store folder of its own")  # fmt: skip
+    parser.add_argument("--openie", type=Path, default=None,
+                        help="the OpenIE file for --graphs openie/both (default: the dataset's openie_gpt35.json)")
     parser.add_argument("--misses", default=None, metavar="STRATEGY",
                         help="also print where the strategy ranks the gold passages it misses, and recall@k by "
                              "the number of gold passages per question")
@@ -169,17 +177,21 @@ def main() -> int:
     reports = []
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"python {platform.python_version()}; OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}\n")
-    for name in args.datasets.split(","):
+    graphs = [g for g in args.graphs.split(",") if g]
+    for name, graph in [(n, g) for n in args.datasets.split(",") for g in graphs]:
         started = time.perf_counter()
         try:
-            report = evaluate(name, strategies, ks, settings, limit=args.limit)
+            report = evaluate(name, strategies, ks, settings, limit=args.limit, graph=graph, openie=args.openie)
         except DatasetError as exc:
             print(f"skipped {name}: {exc}\n", file=sys.stderr)
             continue
-        if args.misses:
+        if graphs != ["extractor"]:
+            report["graph"] = graph
+            report["dataset"] += f" ({graph} graph)"
+        if args.misses and graph == "extractor":
             print(misses(name, args.misses, max(ks), settings, args.limit) + "\n", flush=True)
         if args.ppr_ablation:
-            report["results"].update(ppr_ablation(name, ks, settings, args.limit))
+            report["results"].update(ppr_ablation(name, ks, settings, args.limit, graph, args.openie))
         report["seconds"] = round(time.perf_counter() - started, 1)
         report["path"] = name
         reports.append(report)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from stratagraph.answers import Answer
     from stratagraph.conversation import Conversation
+    from stratagraph.ingest.openie import OpenIEReport
     from stratagraph.retrieval import RetrievalContext, RetrievalResult
     from stratagraph.retrieval.langchain import GraphRetriever
 from stratagraph.graph_store.base import DeleteSummary, GraphCounts, GraphStore
@@ -105,6 +106,16 @@ class StrataGraph:
         from stratagraph.ingest.delete import delete_document
 
         return delete_document(self.services, doc_id)
+
+    def import_openie(self, path: str | Path, *, replace: bool = False, source: str | None = None) -> OpenIEReport:
+        """Put HippoRAG's OpenIE output (per passage: title, text, ``extracted_entities``, ``extracted_triples``)
+        on the stored documents it matches, as entities and n-ary facts marked ``source`` (default
+        ``openie:gpt-3.5``). ``replace`` first takes out the extractor's entities and facts of those documents;
+        without it both graphs stand side by side. Idempotent; raises ``OpenIEError`` for a malformed file
+        (nothing written). See ``stratagraph/ingest/openie.py``."""
+        from stratagraph.ingest.openie import DEFAULT_SOURCE, import_openie
+
+        return import_openie(self.services, path, replace=replace, source=source or DEFAULT_SOURCE)
 
     # ------------------------------------------------------------------ inspection
     def stats(self) -> GraphCounts:

@@ -168,6 +168,51 @@ def ingest(
     raise typer.Exit(1 if result.failed else 0)
 
 
+import_app = typer.Typer(help="Import a graph built elsewhere onto the stored documents.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+
+@import_app.command("openie")
+def import_openie(
+    file: Annotated[Path, typer.Argument(help="HippoRAG's OpenIE output (openie_<model>.json).")],
+    replace: Annotated[
+        bool, typer.Option("--replace", help="First remove the extractor's entities and facts of the matched documents.")
+    ] = False,
+    source: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--source", help="Provenance mark of the imported facts (default openie:gpt-3.5)."),
+    ] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Entities and n-ary facts from an LLM's OpenIE extraction, on the chunks of the already-ingested passages
+    (matched by title and text); passages that match no document are reported (exit 1). Idempotent."""
+    from stratagraph.ingest.openie import OpenIEError
+
+    _logging(verbose)
+    with _session(store, as_json) as sg:
+        try:
+            report = sg.import_openie(file, replace=replace, source=source)
+        except OpenIEError as exc:
+            if as_json:
+                _emit({"imported": False, "error": str(exc)}, True, "")
+            _fail(str(exc))
+            raise  # unreachable
+    for miss in report.unmatched[:20]:
+        err.print(f"[yellow]unmatched:[/yellow] {file}: passage {miss['index']} ({miss['title']!r}): {miss['reason']}",
+                  soft_wrap=True)
+    if len(report.unmatched) > 20:
+        err.print(f"[yellow]unmatched:[/yellow] ... and {len(report.unmatched) - 20} more", soft_wrap=True)
+    human = (
+        f"imported {report.facts} facts and {report.entities} entities onto {report.documents} documents "
+        f"({report.matched} of {report.passages} passages matched; {report.skipped_triples} malformed triples skipped"
+        + (f"; {report.removed_facts} facts replaced" if report.removed_facts else "") + ")"
+    )
+    _emit(report.to_json(), as_json, human)
+    raise typer.Exit(1 if report.unmatched else 0)
+
+
 @app.command()
 def stats(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Counts of nodes per label and edges per type, and the deepest section level."""
@@ -716,15 +761,24 @@ def eval_generate(
     run them with `eval qa --dataset OUT` or `eval retrieval --dataset OUT` (against the current store)."""
     from collections import Counter
 
-    from stratagraph.eval.generate import generate, write_questions
+    from stratagraph.eval.generate import NEEDS, candidates, generate, supported, write_questions
 
     _logging(verbose)
     with _session(store, as_json) as sg:
-        questions = generate(sg.services.graph, n=n, seed=seed)
+        found = candidates(sg.services.graph)
+        questions = generate(sg.services.graph, n=n, seed=seed, found=found)
     path = write_questions(questions, out)
     kinds = dict(sorted(Counter(q.kind for q in questions).items()))
-    _emit({"questions": len(questions), "path": str(path), "kinds": kinds}, as_json,
-          f"{len(questions)} questions -> {path}\n" + "\n".join(f"  {k}: {v}" for k, v in kinds.items()))
+    report: dict = {"questions": len(questions), "path": str(path), "kinds": kinds}
+    text = f"{len(questions)} questions -> {path}\n" + "\n".join(f"  {k}: {v}" for k, v in kinds.items())
+    if len(questions) < n:  # say why: every question the graph supports was taken
+        support = supported(found)
+        report["supported"] = support
+        report["short"] = {k: NEEDS[k] for k, v in support.items() if v == 0}
+        text += (f"\nThe documents support only {len(questions)} questions, not {n}: every candidate was taken "
+                 f"({', '.join(f'{k} {v}' for k, v in support.items())}).\nKinds with none, and what they need:\n"
+                 + "\n".join(f"  {k}: {need}" for k, need in report["short"].items()))  # fmt: skip
+    _emit(report, as_json, text)
 
 
 @eval_app.command("qa")

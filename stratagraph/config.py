@@ -15,8 +15,10 @@ def _default_home() -> Path:
 
 
 #: what the knowledge layer stores, versioned: a store ingested under another format is ingested again
-#: (2: facts keep their arguments with roles and their predicate; 3: entities carry the kinds the text gives them)
-KNOWLEDGE_FORMAT = 3
+#: (2: facts keep their arguments with roles and their predicate; 3: plain text reads its opening title and
+#: its parts' conventional names, "Abstract", "References", as headings, so its reference list is read;
+#: 4: entities carry the kinds the text gives them, for the concept layer)
+KNOWLEDGE_FORMAT = 4
 
 
 class Settings(BaseSettings):

@@ -2,12 +2,15 @@
 :class:`~stratagraph.answers.Answer` out.
 
 1. A computation made in code (KAG's ``Math``, BAG-RAG's sums) is the answer: its result, every operand cited.
-2. With a chat model, the model answers from the numbered passages (prompt ``answer``, or the workflow's own,
+2. A question about a work through the document that cites it (agents/cite.py) is answered from the cited
+   document's chunks alone (by the model, then the reader), or "not found" when that work is not stored.
+3. With a chat model, the model answers from the numbered passages (prompt ``answer``, or the workflow's own,
    e.g. BiG-RAG's §4.3.4 ``generate``) as ``{answer, found, evidence}``. Its answer stands when a passage
    states it (its words in order, case and spacing aside; a number as the same number): the quote is that
-   passage's sentence that states it, so every quote is verbatim. "Not found" stands as the model's. An
+   passage's sentence that states it, so every quote is verbatim, and, for an amount, when a passage it cites
+   is about what the question names (a figure of another line item does not stand). "Not found" stands as the model's. An
    answer no passage states, or no usable reply, goes to the one fallback, the reader, and the trace says so.
-3. Without a chat model (and as that fallback): the reader (:func:`stratagraph.reading.read`): a span of the
+4. Without a chat model (and as that fallback): the reader (:func:`stratagraph.reading.read`): a span of the
    expected type, the sentence, a computation, a choice, a heading, or "not found".
 """
 
@@ -19,11 +22,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from stratagraph.agents.cite import CitationHop, citing_language, follow_citation
 from stratagraph.agents.common import Step, agent_node
 from stratagraph.answers import NOT_FOUND, Answer, Citation, Computation
 from stratagraph.llm import InputTooLong
 from stratagraph.reading.result import Reading
+from stratagraph.reading.frame import frame_of
 from stratagraph.reading.sentences import sentences
+from stratagraph.reading.spans import MIN_ABOUT, about
 from stratagraph.retrieval.base import Evidence
 from stratagraph.text.amounts import parse_quantities
 
@@ -88,13 +94,32 @@ def grounded(step: Step, reply: GeneratedAnswer, shown: Sequence[Evidence], ques
     if not chosen:
         step.fallbacks.append(f"answer: no passage states the model's answer {said!r}")
         return None
+    hops = [e for e in named if e not in chosen]  # what it named besides: the passages it reasoned through
+    if not _of_the_subject(said, chosen, hops, question):
+        step.fallbacks.append(f"answer: the model's amount {said!r} is stated only of something the question "
+                              "does not name")  # fmt: skip
+        return None
     said = _as_written(said, chosen)
     cites = [_quote(e, said) for e in chosen]
-    hops = [e for e in named if e not in chosen]  # what it named besides: the passages it reasoned through
     cites += [_closest(e, question) for e in hops]
     step.decide(f"the model answers {said!r}, stated in passages {[shown.index(e) + 1 for e in chosen]}"
                 + (f", reached through {[shown.index(e) + 1 for e in hops]}" if hops else ""))  # fmt: skip
     return Answer(question=question, answer=said, found=True, kind="span", citations=cites, strategy="")
+
+
+def _of_the_subject(answer: str, stating: Sequence[Evidence], hops: Sequence[Evidence], question: str) -> bool:
+    """Whether an amount the model answers is stated of what the question names: a sentence or table row
+    that states it is about the question's names (the reader's own test,
+    :func:`stratagraph.reading.spans.about`), or the model reached it through a passage about them (a hop).
+    So a figure of another line item or another company, written in a cited passage, does not stand. An
+    answer that is no single amount, or a question that names nothing, passes."""
+    if len(parse_quantities(answer)) != 1 or len(re.findall(r"[A-Za-z]{3,}", answer)) > 2:
+        return True
+    frame = frame_of(question)
+    if not frame.names:
+        return True
+    said = [s for s in sentences(list(stating)) if _states(s.text, answer)]
+    return any(about(s, frame) >= MIN_ABOUT for s in said + sentences(list(hops)))
 
 
 def _as_written(answer: str, evidence: Sequence[Evidence]) -> str:
@@ -167,6 +192,13 @@ def answer_from_evidence(
         step.decide(f"computed: {computed.expression} = {text}")
         return Answer(question=asked, answer=text, found=True, kind="computed", citations=cites, computed=computed,
                       strategy=strategy)  # fmt: skip
+    hop = _citation(step, asked)
+    if hop is not None:
+        if hop.cited is None or not hop.evidence:
+            step.decide("the documents do not hold the cited work: not found")
+            return Answer(question=asked, answer=NOT_FOUND, found=False, strategy=strategy)
+        evidence, question = list(hop.evidence), hop.frame
+        context = f"{context}\nThe question asks about a cited work: {hop.why}.".strip()
     if not evidence:
         step.decide("no evidence: not found")
         return Answer(question=asked, answer=NOT_FOUND, found=False, strategy=strategy)
@@ -177,6 +209,17 @@ def answer_from_evidence(
     reading = step.read(evidence, question)
     step.decide(f"read: {reading.kind} {reading.answer[:80]!r} ({reading.reason})")
     return answer_of(reading, asked, strategy)
+
+
+def _citation(step: Step, asked: str) -> CitationHop | None:
+    """The citation the question follows (agents/cite.py), recorded as a tool call, or None."""
+    if not citing_language(asked):
+        return None
+    hop = step.call("follow_citation", lambda **a: follow_citation(step.ctx, a["question"]),
+                    summary=lambda h: h.why if h else "no citation the question names", question=asked)  # fmt: skip
+    if hop is not None:
+        step.decide(f"follows a citation: {hop.why}")
+    return hop
 
 
 def answer_node(strategy: str, prompt: str = "answer", context_key: str | None = None):  # noqa: ANN201

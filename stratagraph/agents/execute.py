@@ -39,7 +39,7 @@ from stratagraph.answers import Computation
 from stratagraph.reading import frame_of, read
 from stratagraph.reading.arithmetic import Figure, compute, render
 from stratagraph.reading.choice import choose, option_figure
-from stratagraph.reading.reader import named_by_structure, scored_number
+from stratagraph.reading.reader import from_source, named_by_structure, of_member, own_words, scored_number
 from stratagraph.reading.sentences import sentences
 from stratagraph.reading.tables import column_figures, exact_cell, one_row, rounded
 from stratagraph.retrieval.base import Evidence, metadata_matches
@@ -108,6 +108,13 @@ def _feeds_math(lf: LogicalForm, state: Mapping[str, Any]) -> bool:
     return any(s.action == "math" and lf.var in s.inputs for s in state.get("plan") or [])
 
 
+def _operands_with(lf: LogicalForm, state: Mapping[str, Any]) -> list[str]:
+    """The questions of the steps a Math step computes over with this one (this one's included), or []."""
+    steps = state.get("plan") or []
+    math = next((s for s in steps if s.action == "math" and lf.var in s.inputs), None)
+    return [s.question for s in steps if math is not None and s.var in math.inputs and s.question]
+
+
 def _read(step: Step, lf: LogicalForm, evidence: Sequence[Evidence], query: str, state: Mapping[str, Any]) -> Binding:
     """The reader's binding for the step's target (module docstring), over the given evidence."""
     ids = [e.chunk_id for e in evidence]
@@ -118,8 +125,12 @@ def _read(step: Step, lf: LogicalForm, evidence: Sequence[Evidence], query: str,
     if lf.target in ("number", "value", "set"):
         sents = sentences(evidence, facts)
         frame = named_by_structure(frame_of(query if lf.target != "value" else step.question), sents)
+        sents = from_source(frame, sents)
         score = 1.0
         if lf.target == "number":
+            siblings = _operands_with(lf, state)
+            if siblings:  # an operand told apart from the others by a name is read where that name is
+                sents = of_member(sents, own_words(lf.question, siblings))
             fig, score = scored_number(frame, sents, level=_feeds_math(lf, state))
             if fig is not None and rounded(fig):
                 around = _section_passages(step, fig, evidence)

@@ -1,6 +1,8 @@
 """KAG's generator (KAG §2.3, Alg. 1 line 16: ``answer <- Generator(query, memory)``): the answer to the
 question from what the rounds bound.
 
+* A question about a work through the document that cites it (agents/cite.py) is answered from the cited
+  document, whatever the rounds bound (their names lead to the citing document and its own figures).
 * The ``Output`` variable holds a found value: that is the answer, with its citations (a computation made in
   code, a choice decided in code, a reading of the reader or a sub-answer of the chat model, grounded).
 * Otherwise, with a chat model: its grounded answer over all the evidence the rounds gathered (the found
@@ -13,6 +15,7 @@ question from what the rounds bound.
 from __future__ import annotations
 
 from stratagraph.agents.answer import answer_from_evidence
+from stratagraph.agents.cite import citing_language, follow_citation
 from stratagraph.agents.common import Step, agent_node
 from stratagraph.agents.memory import Binding, memory_text
 from stratagraph.answers import NOT_FOUND, Answer
@@ -26,6 +29,9 @@ STRATEGY = "kag"
 def generate(state: dict, step: Step) -> dict:
     """KAG Alg. 1 line 16: the answer from the memory (module docstring)."""
     bindings: dict[str, Binding] = dict(state.get("bindings") or {})
+    if citing_language(step.question) and follow_citation(step.ctx, step.question) is not None:
+        step.decide("the question asks about a cited work: it is answered from the cited document")
+        return {"answer": answer_from_evidence(step, list(state.get("evidence") or []), STRATEGY)}
     out = bindings.get(str(state.get("output") or ""))
     if out is not None and out.found:
         step.decide(f"the output {out.var} = {out.text!r} ({out.answer_kind}, {out.source})")

@@ -32,6 +32,7 @@ import string
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -233,9 +234,12 @@ def evaluate_qa(
     chat_model: Any = None,
     progress: Callable[[str, int, int], None] | None = None,
     metrics: Sequence[str] = (),
+    graph: str = "extractor",
+    openie: Path | None = None,
 ) -> dict[str, Any]:
     """The ``eval qa`` report: ``{"dataset", "questions", "results": {workflow: metrics}}``; with ``metrics``
-    (:mod:`stratagraph.eval.metrics`) each workflow's row also holds ``metrics`` (their means)."""
+    (:mod:`stratagraph.eval.metrics`) each workflow's row also holds ``metrics`` (their means); ``graph`` and
+    ``openie`` choose the graph (:func:`~stratagraph.eval.retrieval.ensure_store`)."""
     from stratagraph.services import Services
     from stratagraph.workflows import ask
 
@@ -243,7 +247,7 @@ def evaluate_qa(
     dataset = load_dataset(dataset_name, limit=limit)
     if not any(q.answers for q in dataset.questions):
         raise DatasetError(f"dataset {dataset.name} has no answers: eval qa needs accepted answers (eval retrieval does not)")
-    eval_settings = ensure_store(dataset, settings, progress)
+    eval_settings = ensure_store(dataset, settings, progress, graph=graph, openie=openie)
     svc = Services(eval_settings, chat_model=chat_model)
     results: dict[str, Any] = {}
     try:

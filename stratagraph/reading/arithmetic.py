@@ -16,8 +16,9 @@ operator; BAG-RAG's sums over aggregated line items.
 6. a yes/no comparison ("Is A's overtime greater than B's?"): ``greater`` or ``less``, answered "yes" or
    "no" from the two amounts.
 
-Each operand is a sub-question: the question with the coordination (or the "than" / "from ... to" pair)
-replaced by that one member, so every word the members share ("the FY2025 overtime budget of") stays in each
+Each operand is a sub-question: a change's operands ask the changed thing's level at each end ("What is X's
+revenue in Q2 2024?"); the others are the question with the coordination (or the "than" pair) replaced by
+that one member, so every word the members share ("the FY2025 overtime budget of") stays in each
 ("How many more people live in Corvel than in Ennisford?" -> "How many people live in Corvel?" and
 "... in Ennisford?"). The reader answers each as a number lookup; the computation needs every operand.
 
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from stratagraph.answers import Citation, Computation, Operand
 from stratagraph.text.amounts import Quantity, parse_quantities, render_amount
-from stratagraph.text.lexicon import CHANGE_WORDS, COMPARE_LESS, COMPARE_MORE, NUMBER_NOUNS, ONLY_ADDING, SUM_WORDS
+from stratagraph.text.lexicon import AUXILIARIES, CHANGE_WORDS, COMPARE_LESS, COMPARE_MORE, NUMBER_NOUNS, ONLY_ADDING, SUM_WORDS
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -150,11 +151,11 @@ def _plan(doc: Doc) -> Plan | None:
     coord = coordination(doc)
     ranged = _from_to(doc)
     if _PCT.search(q):
-        operands = _ranged(doc, ranged) or (coordinated(doc, coord) if len(coord) == 2 else None)
+        operands = _levels(doc, ranged, coord) or _ranged(doc, ranged) or (coordinated(doc, coord) if len(coord) == 2 else None)
         if operands:
             return Plan("percent_change", tuple(operands), reason="percentage change from A to B")
     if words & CHANGE_WORDS and _HOW_CHANGE.search(q) and not re.search(r"\bthan\b", q, re.IGNORECASE):
-        operands = _ranged(doc, ranged) or (coordinated(doc, coord) if len(coord) == 2 else None)
+        operands = _levels(doc, ranged, coord) or _ranged(doc, ranged) or (coordinated(doc, coord) if len(coord) == 2 else None)
         if operands:
             return Plan("difference", tuple(reversed(operands)), reason="change from A to B (B - A)")
     if _RATIO.search(q):
@@ -411,6 +412,67 @@ def _ranged(doc: Doc, ranged: tuple[int, int, list[tuple[int, int]]] | None) -> 
         q = _render(doc, set(), {start: (end, f"in {text}")})
         out.append(_PCT_PHRASE.sub("", _PCT_WORDS.sub("how much", q, count=1), count=1))
     return out
+
+
+def _levels(doc: Doc, ranged: tuple[int, int, list[tuple[int, int]]] | None, coord: list[tuple[int, int]]) -> list[str] | None:
+    """A change's operands as level questions, one per end: "By how much did X's revenue increase from Q2 to
+    Q3?" -> "What is X's revenue in Q2?", "... in Q3?". The changed thing is the subject of the change verb
+    ("X's revenue *increased*") or what a change noun is of ("the *growth in* X's revenue"), without the
+    "from A to B" / "between A and B" phrase. A sub-question that kept the change's wording would ask for a
+    change in each period, which a report's change column answers. None when no such subject is found."""
+    if ranged is not None:
+        start, end, spans = ranged
+    elif len(coord) == 2:
+        spans = list(coord)
+        start = spans[0][0] - 1 if spans[0][0] > 0 and doc[spans[0][0] - 1].pos_ == "ADP" else spans[0][0]
+        end = spans[-1][1]
+    else:
+        return None
+    skip = set(range(start, end))
+    for t in doc:
+        if t.lemma_.lower() not in CHANGE_WORDS and t.lower_ not in CHANGE_WORDS:
+            continue
+        words = _changed(t, skip)
+        while words and words[-1].pos_ in ("ADP", "PUNCT", "CCONJ", "DET"):
+            words.pop()
+        thing = "".join(w.text_with_ws for w in words).strip()
+        if not thing or not any(w.pos_ in ("NOUN", "PROPN") for w in words):
+            continue
+        tail = [w for w in doc[end:] if not w.is_punct or w.text in ("&", "'", "’")]
+        after = (" " + "".join(w.text_with_ws for w in tail).strip()) if tail else ""
+        wh = next((w.i for w in doc if w.lower_ in ("how", "what", "by", "which")), 0)
+        lead = doc[:wh].text.strip()
+        lead = f"{lead} " if lead.endswith(",") else ""
+        return [f"{lead}{'W' if lead == '' else 'w'}hat is {thing} in {member}{after}?" for member in _elliptical(doc, spans)]
+    return None
+
+
+_THING_POS = frozenset({"NOUN", "PROPN", "ADJ", "DET", "PART", "CCONJ", "NUM", "ADP"})
+
+
+def _nominal(words: Sequence[Token]) -> bool:
+    return any(w.pos_ in ("NOUN", "PROPN") for w in words)
+
+
+def _changed(t: Token, skip: set[int]) -> list[Token]:
+    """The words of what a change word says changed: the words between a question's auxiliary and the change
+    word ("did [X's revenue] *increase*"), the subject of a change verb ("X's revenue *increased*"), what a change noun is of ("the *growth in* X's revenue"), or the nominal words before a
+    change word the parser took for a noun ("did [X's wholesale revenue] *increase*")."""
+    aux = next((w for w in reversed(t.doc[: t.i]) if w.lower_ in AUXILIARIES), None)
+    between = list(t.doc[aux.i + 1 : t.i]) if aux is not None else []
+    if between and all(w.pos_ in _THING_POS and w.lower_ != "to" for w in between) and _nominal(between):
+        return [w for w in between if w.i not in skip]  # "how much did [X's revenue] increase": the question's subject
+    subj = next((c for c in t.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subj is None and t.pos_ not in ("VERB", "AUX"):
+        prep = next((c for c in t.children if c.dep_ == "prep" and c.lower_ in ("in", "of")), None)
+        subj = next((c for c in prep.children if c.dep_ == "pobj"), None) if prep is not None else None
+    if subj is not None and subj.pos_ != "PRON" and subj.i not in skip:
+        return [w for w in subj.subtree if w.i not in skip]
+    mods = [c for c in t.lefts if c.dep_ in ("poss", "compound", "amod", "nmod", "nsubj")]
+    if not mods:
+        return []
+    first = min(w.i for c in mods for w in c.subtree)
+    return [w for w in t.doc[first : t.i] if w.i not in skip]
 
 
 def _elliptical(doc: Doc, spans: Sequence[tuple[int, int]]) -> list[str]:

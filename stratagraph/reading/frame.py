@@ -17,7 +17,9 @@
 * ``periods``: the reporting periods it names (FY2026, Q3 2024, 2019);
 * ``plan``: the computation it asks for (:func:`stratagraph.reading.arithmetic.plan`), with one sub-question
   per operand; ``superlative``: "max" / "min" for "which <noun> ... the largest / the most";
-* ``quantifier``: "all" / a number for "every X" / "the two X" (a sum over a set of rows or sections).
+* ``quantifier``: "all" / a number for "every X" / "the two X" (a sum over a set of rows or sections);
+* ``source``: where the answer is said ("according to the audit", "what count does the committee give"):
+  the reader reads the documents whose title names it, when some do.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from stratagraph.reading.words import content_forms, forms, is_stop
 from stratagraph.text.lexicon import (
     AMOUNT_PHRASES,
     ATTRIBUTION_WORDS,
+    REPORTING_VERBS,
     CURRENCY_NOUNS,
     HAVING_VERBS,
     DOCUMENT_NOUNS,
@@ -98,6 +101,7 @@ class Frame:
     quantifier: int | str | None  # "all", a count, or None
     threshold: tuple[str, Decimal] | None  # "more than $500 thousand": ("above", 500000)
     actual: bool = False  # asked in the past tense, not of a forecast: what was, not what was expected
+    source: str = ""  # where the answer is said: "according to *the audit*", "what does *the committee* give"
 
     @property
     def relation_forms(self) -> tuple[frozenset[str], ...]:
@@ -195,7 +199,33 @@ def frame_of(question: str) -> Frame:
         quantifier=quantifier,
         threshold=threshold,
         actual=any(t.tag_ == "VBD" for t in doc) and not lemmas & FORECAST_WORDS,
+        source=_source(doc),
     )
+
+
+def _source(doc: Any) -> str:
+    """Where the question says its answer is said: the object of "according to" ("according to *the Q3
+    letter*"), or the subject of a reporting verb whose object the question asks ("what count does *the
+    committee* give", "what revenue does *the grand jury memo* project"; :data:`REPORTING_VERBS`)."""
+    for t in doc:
+        if t.lemma_.lower() in ATTRIBUTION_WORDS and t.i + 1 < len(doc) and doc[t.i + 1].lower_ == "to":
+            obj = next((c for c in doc[t.i + 1].children if c.dep_ == "pobj"), None)
+            if obj is not None:
+                return " ".join(w.text for w in obj.subtree if not w.is_punct)
+    for t in doc:  # "what ... does [the committee] give": a question's subject sits between its auxiliary and verb
+        if t.lower_ not in ("do", "does", "did", "will", "would") or not any(w.lower_ in ("what", "which", "how") for w in doc[: t.i]):
+            continue
+        for j in range(t.i + 1, min(t.i + 8, len(doc))):
+            w = doc[j]
+            if w.lemma_.lower() in REPORTING_VERBS and j > t.i + 1:
+                words = [x for x in doc[t.i + 1 : j] if x.pos_ != "DET"]
+                if words and words[-1].pos_ in ("NOUN", "PROPN"):
+                    return " ".join(x.text for x in words)
+                break
+            nominal = w.pos_ in ("NOUN", "PROPN", "ADJ", "DET", "PART", "CCONJ")
+            if not nominal and not (w.pos_ == "VERB" and j + 1 < len(doc) and doc[j + 1].pos_ in ("NOUN", "PROPN")):
+                break  # (the small tagger takes a noun before a noun for a verb now and then: "the *harbour* audit")
+    return ""
 
 
 _RELATIVE = frozenset("that which who whom whose".split())

@@ -3,13 +3,15 @@
 no-LLM answer is this, and with a chat model it is the fallback when the model's answer is unusable.
 
 The question's frame (:func:`~stratagraph.reading.frame.frame_of`), with the noun phrases that the evidence's
-headings and table rows name taken as names (:func:`named_by_structure`), decides the reading, in this order:
+headings and table rows name taken as names (:func:`named_by_structure`), decides the reading, over the
+documents the question says the answer is said in when it names one (:func:`from_source`), in this order:
 
 1. a choice between two options, or "before or after": decided from cited dates or numbers
    (:mod:`~stratagraph.reading.choice`); "more or less ... than ...": the difference, with the option it
    makes true;
 2. a computation (:mod:`~stratagraph.reading.arithmetic`'s plan): each operand read as a number lookup of its
-   own sub-question, then computed exactly; any operand missing: not found;
+   own sub-question, from the sentences that hold the words setting it apart from the other operands
+   (:func:`own_words`), then computed exactly; any operand missing: not found;
 3. a count of rows past a threshold, a sum over a set of rows or a section's subsections, the period in
    which an amount is largest or smallest (:mod:`~stratagraph.reading.series`), a superlative over rows
    (:mod:`~stratagraph.reading.tables`);
@@ -40,13 +42,14 @@ from stratagraph.reading.sentences import Sentence, sentences
 from stratagraph.reading.series import period_superlative
 from stratagraph.reading.spans import MIN_ABOUT, about, best_candidate, figure_of, read_span, relation
 from stratagraph.reading.tables import cells_of, count_over, exact_cell, heading_text, one_row, section_total, set_sum, superlative
-from stratagraph.reading.words import content_forms, forms
+from stratagraph.reading.words import content_forms, forms, word_forms
 from stratagraph.retrieval.base import Evidence
 from stratagraph.text.amounts import parse_quantities
-from stratagraph.text.lexicon import CAUSE_MARKERS, DOCUMENT_NOUNS
+from stratagraph.text.lexicon import CAUSE_MARKERS, DATE_NOUNS, DOCUMENT_NOUNS, MONTHS, ORDINALS, PERIOD_WORDS
+from stratagraph.text.periods import find_periods
 from stratagraph.text.question import AnswerType
 
-__all__ = ["figures", "named_by_structure", "names_one", "read", "read_number", "scored_number"]
+__all__ = ["figures", "from_source", "named_by_structure", "names_one", "of_member", "own_words", "read", "read_number", "scored_number"]
 
 Facts = Mapping[str, Sequence[Mapping[str, Any]]]
 
@@ -59,6 +62,7 @@ def read(question: str | Frame, passages: Sequence[Evidence], facts: Facts | Non
     if not sents:
         return not_found("no evidence")
     frame = named_by_structure(frame, sents)
+    sents = from_source(frame, sents)
     if not (frame.names or frame.relation or frame.measures or frame.plan or frame.periods):
         return not_found("the question names nothing to look for")
     if frame.type == AnswerType.CHOICE and frame.plan is not None and set(frame.options) <= MAGNITUDES:
@@ -152,12 +156,54 @@ def scored_number(question: str | Frame, sents: Sequence[Sentence], level: bool 
     return (exact_cell(fig, sents), best.score) if fig is not None and best is not None else (None, 0.0)
 
 
+#: the words that tell periods apart ("the *second quarter*", "the end of *December*"): an operand that differs
+#: from the others only by them is told apart by its period, not by its words
+_PERIODISH = frozenset(f for w in [*PERIOD_WORDS, *DATE_NOUNS, *ORDINALS, *MONTHS] for f in forms(w))
+
+
+def from_source(frame: Frame, sents: Sequence[Sentence]) -> list[Sentence]:
+    """The sentences of the documents the question says its answer is said in (``frame.source``: "what count
+    does *the committee* give"): those whose document's title or file name holds at least half of the
+    source's words, when some do; all of them otherwise (the source may be named by no title)."""
+    words = content_forms(frame.source) if frame.source else ()
+    if not words:
+        return list(sents)
+    kept = [s for s in sents if sum(1 for w in words if w & (s.title | _file_words(s.passage.source))) * 2 >= len(words)]
+    return kept or list(sents)
+
+
+def _file_words(source: str) -> frozenset[str]:
+    return word_forms(re.sub(r"[_\-./]+", " ", source))
+
+
+def own_words(operand: str, operands: Sequence[str]) -> tuple[frozenset[str], ...]:
+    """The content words that set one operand of a computation apart from the others ("Information
+    Technology" in "... under Information Technology?" against "... under Technical Services?"): its words
+    that no other operand holds, periods and numbers aside."""
+    spans = sorted((p.start, p.end) for p in find_periods(operand))
+    text = "".join(operand[a:b] for a, b in zip([0, *(e for _, e in spans)], [*(s for s, _ in spans), len(operand)], strict=True))
+    others = frozenset(f for o in operands if o != operand for w in content_forms(o) for f in w)
+    return tuple(w for w in content_forms(text) if not (w & others) and not (w & _PERIODISH))
+
+
+def of_member(sents: Sequence[Sentence], words: Sequence[frozenset[str]]) -> list[Sentence]:
+    """The sentences an operand may be read from: those holding at least half of its own words
+    (:func:`own_words`), each counted whole in the sentence or its own heading and half in its context (the
+    document title, the outer headings, metadata), so that two operands told apart by a
+    name are never read from the same line ("Technology" under Information Technology, not under Technical
+    Services). All of them when it has no own words."""
+    if not words:
+        return list(sents)
+    return [s for s in sents if sum(1.0 if w & (s.forms | s.heading) else 0.5 if w & s.context else 0.0
+                                    for w in words) >= len(words) / 2]
+
+
 def _compute(frame: Frame, sents: Sequence[Sentence]) -> Reading:
     plan = frame.plan
     assert plan is not None
     figures: list[Figure] = []
     for operand in plan.operands:
-        fig = read_number(operand, sents, level=True)
+        fig = read_number(operand, of_member(sents, own_words(operand, plan.operands)), level=True)
         if fig is None:
             return not_found(f"{plan.operation}: no amount for {operand!r}")
         figures.append(fig)

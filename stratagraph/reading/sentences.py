@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +69,8 @@ class Sentence:
     label: str = ""  # a table row's label ("Overtime")
     cells: tuple[Cell, ...] = ()
     first_header: str = ""  # a table's first header ("Line item"): what its rows are
-    caption: str = ""  # a table row's caption: the sentence right before its table ("Revenue by segment was:")
+    caption: str = ""  # a table row's caption: the sentence right before its table ("Revenue by segment was:"),
+    # and what its table's total row says the table measures ("Total revenue": revenue)
     facts: tuple[Mapping[str, Any], ...] = ()  # the stored facts of its chunk (props: type, quantities, arguments)
 
     @property
@@ -105,6 +106,11 @@ class Sentence:
     def context(self) -> frozenset[str]:
         """Forms of the words around it: its document title, heading path and metadata values."""
         return context_forms(self.passage)
+
+    @cached_property
+    def title(self) -> frozenset[str]:
+        """Forms of the words of its document's title (what the whole document is about)."""
+        return word_forms(self.passage.title)
 
     @cached_property
     def heading(self) -> frozenset[str]:
@@ -177,6 +183,10 @@ class _Parsed:
     caption: str = ""
 
 
+#: a table's total row that names what the table measures ("Total revenue", "Total operating expenses")
+_TOTAL_OF = re.compile(r"^(?:grand\s+)?total\s+(?:of\s+)?([A-Za-z][\w &,'-]*)$", re.IGNORECASE)
+
+
 def _caption(line: str) -> str:
     """The last sentence of the prose line right before a table: its caption ("Revenue by segment was as
     follows, in millions of dollars.")."""
@@ -204,6 +214,7 @@ def _split(text: str) -> tuple[_Parsed, ...]:
     prose: list[tuple[int, str]] = []
     header: list[str] | None = None
     caption, before = "", ""  # the table's caption; the prose line last seen
+    tables: list[list[int]] = []  # the rows of each table, by their place in ``out``
     pos = 0
     for line in text.split("\n"):
         offset, pos = pos, pos + len(line) + 1
@@ -212,13 +223,20 @@ def _split(text: str) -> tuple[_Parsed, ...]:
         if _HEADER.match(line) and "; " not in line:
             header = [h.strip() for h in line.split(" | ")]
             caption, before = _caption(before), ""
+            tables.append([])
             continue
         if _ROW.match(line) and (header is None or all(m.group(1).strip() in header for m in _SEGMENT.finditer(line))):
             out.append(_row(offset, line, header[0] if header else "", caption))
+            if tables:
+                tables[-1].append(len(out) - 1)
             before = ""
             continue
         prose.append((offset, line))
         before = line
+    for rows in tables:
+        measure = next((m.group(1) for i in rows if (m := _TOTAL_OF.match(out[i].label))), "")
+        for i in rows if measure else ():
+            out[i] = replace(out[i], caption=f"{out[i].caption} {measure}".strip())
     for (offset, line), doc in zip(prose, nlp.pipe([ln for _, ln in prose]), strict=True):
         for sent in doc.sents:
             start, end = offset + sent.start_char, offset + sent.end_char

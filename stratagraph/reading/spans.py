@@ -13,8 +13,8 @@ it answers but no one span of the type stands out; "not found" otherwise. Never 
    measure's words or units in the sentence. Under :data:`MIN_RELATION` the sentence does not answer.
 3. **Candidates** of the expected type (:func:`candidates`): entities of its labels (an unlabelled run of
    proper nouns counts less; a person's "who" may be an organisation, less), dates, numbers of the asked
-   kind (money, a percentage, a count of the asked noun, a unit of the asked measure; a bare number less; a
-   number of another kind never),
+   kind (money, a percentage, a count of the asked noun, a unit of the asked measure; a bare number, or a
+   percentage where no kind is asked ("what detection rate"), less; a number of another kind never),
    for a thing any entity or noun phrase; in a table row the cells (:mod:`stratagraph.reading.tables` picks
    the column). Never a span inside a name of the question, nor one made only of the question's words.
 4. **Within a sentence** the candidate nearest the relation words in the dependency parse wins (sum over
@@ -48,6 +48,7 @@ from stratagraph.text.lexicon import (
     FORECAST_WORDS,
     MEASURES,
     ORG_NOUNS,
+    NUMBER_NOUNS,
     PEOPLE_NOUNS,
     PLACE_NOUNS,
     SHAPE_NOUNS,
@@ -183,7 +184,8 @@ def specificity(frame: Frame, sents: Sequence[Sentence]) -> dict[str, float]:
 
 
 def relation(sentence: Sentence, frame: Frame, weights: dict[str, float] | None = None) -> float:
-    """The weighted share of the frame's relation words the sentence holds (module docstring, rule 2), each
+    """The weighted share of the frame's relation words the sentence holds (module docstring, rule 2): whole in
+    the sentence, its document's title or (a row) its own heading, half in the rest of its context; each
     word weighted by ``weights`` (:func:`specificity`; 1 each when not given)."""
     asks = {a for m in frame.measures for a in m.asks}
     words = [w for w in frame.relation if w not in asks]
@@ -194,6 +196,7 @@ def relation(sentence: Sentence, frame: Frame, weights: dict[str, float] | None 
         return 1.0 if not words else 0.0
     held = 0.0
     own = sentence.heading if sentence.is_row else frozenset()  # a row is its label, its columns and its section
+    own = own | sentence.title  # the document's title says what all of it is about ("the Harrow Creek library district")
     for w in words:
         f = forms(w)
         held += weight[w] * (1.0 if f & (sentence.forms | own) else 0.5 if f & sentence.context else 0.0)
@@ -247,8 +250,8 @@ def _number_fit(q: Quantity, sentence: Sentence, end: int, frame: Frame) -> floa
         return 0.0  # "(2017)", "in 1998": a year is no amount, count or measure
     if frame.percent:  # "how much of X" asks a share or an amount of money: both flags
         return 1.0 if unit in ("%", "pp") or (frame.money and q.currency) else 0.0
-    if unit in ("%", "pp", "bp"):
-        return 0.0
+    if unit in ("%", "pp", "bp"):  # a share answers a number of no stated kind ("what error", "what detection
+        return 0.0 if frame.money or frame.unit or frame.measures else 0.8  # rate"), never money, a count or a measure
     if frame.measures:
         units = {u for m in frame.measures for u in m.units}
         if following and following[0] in ("square", "cubic") and not any(m.name in ("area", "volume") for m in frame.measures):
@@ -536,7 +539,24 @@ def nearness(sentence: Sentence, cand: Candidate, anchors: Sequence[tuple[int, f
     sent = sentence.parse
     base = sentence.start - sent.start_char
     inside = {t.i - sent.start for t in sent if cand.start <= base + t.idx < cand.end}
-    return implied + sum(w / (1.0 + _distance(sent, cand.head, a)) for a, w in anchors if a not in inside)
+    near = sum(w / (1.0 + _distance(sent, cand.head, a)) for a, w in anchors if a not in inside)
+    return implied + near + (FOCUS_VALUE if frame is not None and _values_focus(sent, cand, frame, inside) else 0.0)
+
+
+#: what being the value of the asked quantity's noun adds to a number's nearness (ours)
+FOCUS_VALUE = 2.0
+
+
+def _values_focus(sent: Any, cand: Candidate, frame: Frame, inside: set[int]) -> bool:
+    """Whether a number is the value of the quantity the question names by its noun: within three dependency
+    steps of that noun (number, its unit, a preposition, the noun: "a *threshold* of 0.4 mm", "the *error* was
+    14.2 percent"; "*lagged* ... by 2.4 hours" is not: the noun is absent). Only for "what <quantity noun>"
+    questions (a number asked by its noun)."""
+    if frame.type != AnswerType.NUMBER or not frame.focus or frame.focus not in NUMBER_NOUNS or cand.head < 0:
+        return False
+    focus = forms(frame.focus)
+    return any(forms(t.lemma_.lower()) & focus and (t.i - sent.start) not in inside
+               and _distance(sent, cand.head, t.i - sent.start) <= 3 for t in sent)  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ periods
@@ -712,7 +732,7 @@ def _misses_a_slot(row: Sentence, frame: Frame, weights: dict[str, float]) -> bo
     its section, and a question's nouns say which ("personnel at the reservoir plant"); one in four may be
     said another way ("plant" for "facility"), by weight (:func:`specificity`): the row may miss a quarter of
     the nouns' weight. A noun the evidence holds nowhere, or one that names the answer's form, is no slot."""
-    held = row.forms | row.context
+    held = row.forms | row.context | row.heading
     slots = [w for w in frame.relation if w in frame.nouns and weights.get(w, 0.0) > 0 and w not in SHAPE_NOUNS]
     missing = sum(weights[w] for w in slots if not (forms(w) & held))
     return missing > SLOT_SLACK * sum(weights[w] for w in slots)

@@ -38,7 +38,7 @@ from stratagraph.reading.result import Reading
 from stratagraph.reading.sentences import Candidate, Sentence, citation
 from stratagraph.reading.words import content_forms, forms, word_forms
 from stratagraph.text.amounts import Quantity, is_total_label, parse_quantities
-from stratagraph.text.lexicon import DERIVED_COLUMNS, GROUP_WORDS
+from stratagraph.text.lexicon import DERIVED_COLUMNS, GROUP_WORDS, ORIGINAL_ASKED, ORIGINAL_WORDS, RESTATED_WORDS
 from stratagraph.text.periods import agreement, find_periods
 from stratagraph.text.question import AnswerType
 
@@ -166,7 +166,19 @@ def column_fit(column: str, frame: Frame, derived: bool = False, latest: int = -
     score += 0.5 * sum(1 for w in frame.relation if forms(w) & head)
     if derived or any(forms(w) & head for w in DERIVED_COLUMNS):
         score += 1.0 if frame.change else -3.0
-    return score
+    return score + _standing(column, frame)
+
+
+def _standing(column: str, frame: Frame) -> float:
+    """A restated column's figure is the one that stands ("Q2 2024 restated" over "Q2 2024 as reported"),
+    unless the question asks for the first-published one ("as *originally* reported")."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z]+", column)}
+    original_asked = bool({w.lower() for w in re.findall(r"[A-Za-z]+", frame.question)} & ORIGINAL_ASKED)
+    if words & RESTATED_WORDS:
+        return -1.0 if original_asked else 0.75
+    if words & ORIGINAL_WORDS:
+        return 1.0 if original_asked else -0.75
+    return 0.0
 
 
 def _period_verdict(frame: Frame, column: str) -> bool | None:

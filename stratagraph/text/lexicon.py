@@ -11,10 +11,14 @@ from __future__ import annotations
 __all__ = [
     "AMOUNT_PHRASES",
     "MODEL_ADDRESS",
+    "MONTHS",
+    "ORDINALS",
     "MODEL_COMMANDS",
     "MODEL_NOUNS",
     "MODEL_OVERRIDES",
     "PRIOR_WORDS",
+    "REPORTING_VERBS",
+    "RESTATED_WORDS",
     "RULE_NOUNS",
     "SECRET_NOUNS",
     "STORE_WRITES",
@@ -23,12 +27,16 @@ __all__ = [
     "AMOUNT_VERBS",
     "FORECAST_WORDS",
     "ONLY_ADDING",
+    "ORIGINAL_ASKED",
+    "ORIGINAL_WORDS",
     "AUXILIARIES",
     "CAUSE_MARKERS",
     "ATTRIBUTION_WORDS",
     "CHANGE_WORDS",
     "CURRENCY_NOUNS",
     "CITATION_WORDS",
+    "CITING_PHRASES",
+    "CITING_VERBS",
     "DOCUMENT_NOUNS",
     "COMPARE_LATER",
     "COMPARE_EARLIER",
@@ -57,6 +65,7 @@ __all__ = [
     "SHAPE_NOUNS",
     "STRUCTURAL_NOUNS",
     "UNIT_NOUNS",
+    "SECTION_NAMES",
     "SUMMARY_HEADINGS",
     "SUM_WORDS",
     "SUPERLATIVE_MAX",
@@ -114,9 +123,14 @@ ORG_NOUNS = frozenset(
     library hospital clinic church team club league band orchestra choir group army navy regiment
     cooperative consortium utility""".split()
 )
+#: the months, which name a period's end ("the end of *September*")
+MONTHS = frozenset("january february march april may june july august september october november december".split())
+#: ordinals, which name a quarter or a half ("the *second* quarter")
+ORDINALS = frozenset("first second third fourth fifth last final".split())
 #: nouns asking for a date ("in which *year*", "on what *date*")
 DATE_NOUNS = frozenset("year date day month decade century era season quarter period time".split())
-#: nouns asking for a number ("what is the *population*", "what *share*")
+#: nouns asking for a number ("what is the *population*", "what *share*"): amounts, counts and the measured
+#: quantities of reports and papers ("what detection *threshold*", "what average *lag*")
 NUMBER_NOUNS = frozenset(
     """number amount count total sum figure value population percentage percent share rate ratio proportion
     fraction margin budget actual actuals outturn appropriations cost costs price fee fees charge spending expenditure expense expenses revenue
@@ -124,7 +138,9 @@ NUMBER_NOUNS = frozenset(
     balance reserve debt deficit surplus capacity headcount attendance enrollment enrolment length height
     width depth area size distance elevation altitude weight mass volume speed duration age score accuracy
     error bill payment invoice tariff toll fare rent tax levy premium dividend bonus range outlook guidance forecast
-    projection target estimate f1 mae rmse mse auc precision recall median mean average""".split()
+    projection target estimate f1 mae rmse mse auc precision recall median mean average threshold lag delay
+    latency temperature pressure concentration density frequency yield efficiency uncertainty deviation variance
+    throughput resolution amplitude magnitude intensity dose bias tolerance""".split()
 )
 #: the noun after "which"/"what" -> the answer type it asks for (person, place, organisation, date, number)
 NOUN_TYPES: dict[str, str] = {
@@ -155,6 +171,15 @@ SHAPE_NOUNS = frozenset("amount figure number value total sum range count estima
 UNIT_NOUNS = frozenset("unit division department office bureau branch team programme program service".split())
 #: headings of sections that restate the rest of a document ("Abstract", "Summary")
 SUMMARY_HEADINGS = frozenset("abstract summary overview introduction conclusion conclusions highlights executive".split())
+#: the conventional names of a document's unnumbered parts, a line of its own in plain text ("Abstract",
+#: "References"): a heading wherever such a line stands alone
+SECTION_NAMES = frozenset({
+    "abstract", "summary", "executive summary", "overview", "introduction", "background", "related work",
+    "method", "methods", "methodology", "materials and methods", "data", "data and methods", "results",
+    "discussion", "results and discussion", "conclusion", "conclusions", "limitations", "future work",
+    "acknowledgements", "acknowledgments", "references", "bibliography", "works cited", "literature cited",
+    "appendix", "notes", "contents", "table of contents",
+})
 #: words that name a reporting period or its length ("*quarterly* revenue in Q3"), said by the period itself
 PERIOD_WORDS = frozenset("quarter quarterly annual annually yearly monthly weekly fiscal half year month week".split())
 #: nouns that name a document as a whole ("the *study* that X cites"): they say where a fact is, not what it is
@@ -263,6 +288,23 @@ CITATION_WORDS = frozenset(
     "cite cites cited citing builds build built reference references referenced prior earlier original introduced "
     "introduces introduce proposed proposes paper papers study studies".split()
 )
+#: verbs by which a body or a document states a figure ("what count does the committee *give*", "what does the
+#: memo *project*"): their subject is where the answer is said
+REPORTING_VERBS = frozenset(
+    "give report state project calculate estimate consider put say find list record show claim publish disclose "
+    "assume cite quote count put forecast adopt approve recommend propose".split()
+)
+#: words that mark a figure as superseding an earlier one ("Q2 2024 *restated*"): the figure that stands now
+RESTATED_WORDS = frozenset("restated revised corrected amended adjusted updated".split())
+#: words that mark a figure as the one first published ("Q2 2024 *as reported*", "*originally* reported"); a
+#: question that asks for that one says so with :data:`ORIGINAL_ASKED`
+ORIGINAL_WORDS = frozenset("reported original originally previously initial initially".split())
+ORIGINAL_ASKED = frozenset("original originally previously initially initial first".split())
+#: the verb that says a document cites a work ("the study that X *cites*"), in its forms
+CITING_VERBS = frozenset("cite cites cited citing".split())
+#: two-word phrases that say a work rests on an earlier one it cites ("the paper *builds on* ...")
+CITING_PHRASES = frozenset({("builds", "on"), ("build", "on"), ("built", "on"), ("builds", "upon"), ("build", "upon"),
+                            ("built", "upon")})
 #: words that introduce a stated cause ("revenue fell *because of* ...")
 CAUSE_MARKERS = (
     "because of", "because", "due to", "driven by", "owing to", "as a result of", "thanks to", "caused by",

@@ -554,3 +554,38 @@ def test_same_file_twice_loads_once_and_hash_sign_is_escaped(tmp_path: Path, cfg
     result = load_paths([tmp_path, path], cfg, base=tmp_path)
     assert [d.doc_id for d in result.documents] == ["c%231.md"]
     assert isinstance(result.documents[0].blocks[0], Block)
+
+
+def test_txt_opening_title_and_conventional_part_names(tmp_path: Path, cfg: Settings) -> None:
+    text = """Tidal Scour Around Harbour Piles
+================================
+
+Maren Oduya and Per Lisk. Coastal Works Letters, 2020.
+
+Abstract
+--------
+
+We measure scour around piles.
+
+1. Method
+
+Echo sounding at low tide.
+
+References:
+
+[1] Brack, T. (2011). Pile Scour in Sandy Beds. Coastal Works Letters, 1, 3-9.
+"""
+    doc = load_one(write(tmp_path / "scour.txt", text), cfg)
+    assert doc.title == "Tidal Scour Around Harbour Piles"
+    assert [(n, t) for _, n, t in headings(doc)] == [(None, "Abstract"), ("1", "1. Method"), (None, "References")]
+    assert headings(doc)[0][0] == headings(doc)[1][0]  # a part's name ranks with the top numbered level
+
+
+@pytest.mark.parametrize(
+    "opening",
+    ["The committee met on Tuesday and agreed the following.", "Contents", "Results",
+     "minutes of the meeting", "A first line that wraps\nonto a second line of the same paragraph"],
+)
+def test_txt_opening_lines_that_are_no_title(tmp_path: Path, cfg: Settings, opening: str) -> None:
+    doc = load_one(write(tmp_path / "notes.txt", f"{opening}\n\nBody text follows here.\n"), cfg)
+    assert doc.title == "notes"

@@ -90,6 +90,16 @@ def test_a_nominalisation_matches_its_verb() -> None:
          ["How much does the harbour request in 2026?", "How much does the airport request in 2026?"]),
         ("By what percentage did fares grow from 2024 to 2026?", "percent_change", None),
         ("How much less did the harbour spend on fuel than the airport?", "difference", None),
+        ("By how much did Tessel's hardware revenue increase from the first quarter to the second quarter of 2025?",
+         "difference", ["What is Tessel's hardware revenue in the second quarter of 2025?",
+                        "What is Tessel's hardware revenue in the first quarter 2025?"]),
+        ("Quarter over quarter, by how much did Orla Ferries' cargo income fall from Q3 2024 to Q4 2024?", "difference",
+         ["Quarter over quarter, what is Orla Ferries' cargo income in Q4 2024?",
+          "Quarter over quarter, what is Orla Ferries' cargo income in Q3 2024?"]),
+        ("By what percentage does the harbour expect berth fees to grow from 2025 to 2026?", "percent_change",
+         ["What is berth fees in 2025?", "What is berth fees in 2026?"]),
+        ("By how much did overtime fall from FY2024 to FY2025 in the Brin Fire Service?", "difference",
+         ["What is overtime in FY2025 in the Brin Fire Service?", "What is overtime in FY2024 in the Brin Fire Service?"]),
     ],
 )
 def test_the_computation_asked(question: str, operation: str, operands: list[str] | None) -> None:
@@ -130,3 +140,18 @@ def test_a_question_of_a_relative_clause_reads_the_clause_as_identifying() -> No
     assert "cite" not in f.relation and "report" not in f.relation and "tourist" in f.relation
     whole = frame_of("Which city whose council adopted the plan on May 2, 2024?")  # the clause is all it says
     assert "council" in whole.relation and "adopt" in whole.relation
+
+
+@pytest.mark.parametrize(
+    ("question", "source"),
+    [
+        ("What count does the committee give?", "committee"),
+        ("What dredging cost does the harbour audit memo project for 2026?", "harbour audit memo"),
+        ("According to the Q3 letter, what was Tessel's revenue?", "the Q3 letter"),
+        ("What revenue did Tessel report for Q4 2024?", "Tessel"),
+        ("How much does the Police Department request for FY2025?", ""),
+        ("Who did the committee appoint as chair?", ""),
+    ],
+)
+def test_where_the_answer_is_said(question: str, source: str) -> None:
+    assert frame_of(question).source == source

@@ -116,3 +116,16 @@ def test_a_capitalised_thing_is_no_person_without_a_role() -> None:
 def test_how_much_of_something_is_no_money() -> None:
     ev = [passage("The call rate explains 64% of the variance in counted frogs, and the survey cost $3,100.")]
     assert read("How much of the variance in counted frogs does the call rate explain?", ev).answer == "64%"
+
+
+def test_a_quantity_asked_by_its_noun_is_the_number_that_noun_takes() -> None:
+    ev = [passage("Across the 16 test panels, the sensor detected cracks down to a threshold of 0.4 mm. Across "
+                  "all 31 field trials, the estimates had a mean absolute error of 7.5 percent.", title="Crack sensing")]  # fmt: skip
+    assert read("What detection threshold did the crack sensing study report?", ev).answer == "0.4 mm"
+    assert read("What mean absolute error did the estimates have in the field trials?", ev).answer == "7.5 percent"
+    assert read("How many test panels were used?", ev).answer == "16"
+
+
+def test_a_percentage_answers_no_money_question() -> None:
+    ev = [passage("The Harbour Board spent 12% more on dredging, for a total of $4.2 million.", title="Harbour Board")]
+    assert read("How much did the Harbour Board spend on dredging?", ev).answer == "$4.2 million"

@@ -95,3 +95,108 @@ def test_no_cell_for_a_period_no_column_holds() -> None:
     ev, facts = _budget()
     assert read("How much is budgeted for fuel at the North Yard in fiscal 2029?", ev, facts).kind == "not_found"
     assert read("How much is budgeted for fuel at the North Yard in fiscal 2027?", ev, facts).answer == "$160 thousand"
+
+
+def _units() -> tuple[list, dict]:
+    """Two units whose names share a word with their parent's heading ("Field Services", "Services")."""
+    rows_a = {"Personnel": ("500", "520", "20"), "Vehicles": ("70", "95", "25"), "Total": ("570", "615", "45")}
+    rows_b = {"Personnel": ("640", "700", "60"), "Vehicles": ("40", "44", "4"), "Total": ("680", "744", "64")}
+    a, fa = _table("3.1 Field Services", rows_a, 2)
+    b, fb = _table("3.2 Records Management", rows_b, 3)
+    a = a.model_copy(update={"section_path": ["3. Support Services", "3.1 Field Services"]})
+    b = b.model_copy(update={"section_path": ["3. Support Services", "3.2 Records Management"]})
+    return [a, b], {a.chunk_id: fa, b.chunk_id: fb}
+
+
+def test_operands_told_apart_by_a_name_are_read_from_their_own_tables() -> None:
+    ev, facts = _units()
+    got = read("How much more does the Town of Brin budget for vehicles in FY2027 under Field Services than under "
+               "Records Management?", ev, facts)  # fmt: skip
+    assert got.kind == "computed" and [o.raw for o in got.computed.operands] == ["95", "44"]
+    got = read("What is the combined FY2027 vehicles budget of Field Services and Records Management?", ev, facts)
+    assert got.kind == "computed" and got.answer == "$139 thousand"
+
+
+def test_an_operand_whose_name_no_table_holds_is_not_found() -> None:
+    ev, facts = _units()
+    got = read("How much more does the Town of Brin budget for vehicles in FY2027 under Field Services than under "
+               "Parks Maintenance?", ev, facts)  # fmt: skip
+    assert not got.found  # never the Field Services or Records line for a unit the tables lack
+
+
+def test_own_words_leave_periods_aside() -> None:
+    from stratagraph.reading.reader import own_words
+
+    ops = ["What is Orla's cargo revenue in the third quarter of 2024?", "What is Orla's cargo revenue in the second quarter 2024?"]
+    assert own_words(ops[0], ops) == () and own_words(ops[1], ops) == ()
+    ops = ["How much is budgeted under Field Services?", "How much is budgeted under Records Management?"]
+    assert [sorted(min(w) for w in own_words(o, ops)) for o in ops] == [["field", "servic"], ["manag", "record"]]
+
+
+def test_of_member_keeps_the_lines_of_the_operands_own_unit() -> None:
+    from stratagraph.reading.reader import of_member, own_words
+    from stratagraph.reading.sentences import sentences
+
+    ev, facts = _units()
+    sents = sentences(ev, facts)
+    ops = ["How much is budgeted for vehicles under Field Services?", "How much is budgeted for vehicles under Records Management?"]
+    kept = of_member(sents, own_words(ops[0], ops))
+    assert kept and {s.passage.section_path[-1] for s in kept} == {"3.1 Field Services"}
+    kept = of_member(sents, own_words(ops[1], ops))  # "Services" of the parent heading is not "Field Services"
+    assert kept and {s.passage.section_path[-1] for s in kept} == {"3.2 Records Management"}
+
+
+def test_words_of_the_document_title_are_held_by_every_line() -> None:
+    rows = {"Personnel": ("410", "433", "23"), "Technology": ("52", "61", "9"), "Total": ("462", "494", "32")}
+    lines = [_HEADER] + [f"{label}; FY2026 Actual: {a}; FY2027 Budget: {b}; Change: {c}" for label, (a, b, c) in rows.items()]
+    ev = [passage("\n".join(lines), title="Orla County Library District Budget", path=["2. Branches", "2.1 Mobile Services"])]
+    facts = {ev[0].chunk_id: [row_fact(label, {"FY2026 Actual": (a, 1000), "FY2027 Budget": (b, 1000), "Change": (c, 1000)})
+                              for label, (a, b, c) in rows.items()]}  # fmt: skip
+    got = read("How much does the Orla County library district budget for Technology in FY2027 under Mobile Services?", ev, facts)
+    assert got.found and "61" in got.answer
+
+
+def test_a_figure_the_question_attributes_is_read_from_that_source() -> None:
+    plan = passage("Dredging; FY2026 Actual: 300; FY2027 Budget: 410; Change: 110", title="Town of Brin Budget",
+                   path=["4. Harbour"], doc="budget.md", n=0)  # fmt: skip
+    memo = passage("The audit committee projects FY2027 dredging costs of $520 thousand, above the budget's figure.",
+                   title="Audit Committee Memo on the Harbour Budget", path=["2. Dredging"], doc="memo.md", n=1)  # fmt: skip
+    facts = {plan.chunk_id: [row_fact("Dredging", {"FY2026 Actual": ("300", 1000), "FY2027 Budget": ("410", 1000),
+                                                   "Change": ("110", 1000)})]}  # fmt: skip
+    got = read("What FY2027 dredging cost does the audit committee project?", [plan, memo], facts)
+    assert got.answer == "$520 thousand"
+    got = read("What FY2027 dredging cost does the town budget give?", [plan, memo], facts)
+    assert "410" in got.answer
+
+
+def _segments() -> tuple[list, dict]:
+    """A segment table whose total row says what it measures, and a restatement table."""
+    seg = passage("Segment | Q3 2025 | Q3 2024 | Change\nFerries; Q3 2025: 610; Q3 2024: 580; Change: 30\n"
+                  "Cargo; Q3 2025: 240; Q3 2024: 250; Change: (10)\nTotal revenue; Q3 2025: 850; Q3 2024: 830; Change: 20",
+                  title="Orla Lines Third Quarter 2025 Report", path=["Segment Results"], doc="q3.md", n=0)  # fmt: skip
+    res = passage("Segment | Q2 2025 as reported | Q2 2025 restated | Change\n"
+                  "Ferries; Q2 2025 as reported: 600; Q2 2025 restated: 575; Change: (25)\n"
+                  "Cargo; Q2 2025 as reported: 230; Q2 2025 restated: 230; Change: 0",
+                  title="Orla Lines Third Quarter 2025 Report", path=["Restatement of Second-Quarter Revenue"], doc="q3.md", n=1)  # fmt: skip
+    facts = {
+        seg.chunk_id: [row_fact(l, {"Q3 2025": (a, 1000), "Q3 2024": (b, 1000), "Change": (c, 1000)})
+                       for l, (a, b, c) in {"Ferries": ("610", "580", "30"), "Cargo": ("240", "250", "(10)"),
+                                            "Total revenue": ("850", "830", "20")}.items()],
+        res.chunk_id: [row_fact(l, {"Q2 2025 as reported": (a, 1000), "Q2 2025 restated": (b, 1000), "Change": (c, 1000)})
+                       for l, (a, b, c) in {"Ferries": ("600", "575", "(25)"), "Cargo": ("230", "230", "0")}.items()],
+    }  # fmt: skip
+    return [seg, res], facts
+
+
+def test_a_tables_total_row_says_what_its_rows_measure() -> None:
+    ev, facts = _segments()
+    got = read("What was Orla Lines' ferries revenue in the third quarter of 2025?", ev, facts)
+    assert got.found and "610" in got.answer  # the Ferries row of a table whose total is "Total revenue"
+
+
+def test_a_restated_figure_stands_unless_the_original_is_asked() -> None:
+    ev, facts = _segments()
+    got = read("By how much did Orla Lines' ferries revenue increase from Q2 2025 to Q3 2025?", ev, facts)
+    assert got.kind == "computed" and "35" in got.answer  # 610 - 575 (restated), not 610 - 600
+    got = read("What ferries revenue did Orla Lines originally report for Q2 2025?", ev, facts)
+    assert "600" in got.answer

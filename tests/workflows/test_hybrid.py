@@ -116,3 +116,23 @@ def test_cli_prints_the_cited_answer_and_node_events(examples_home: Path) -> Non
     assert "vector_context" in proc.stderr and "graph_context" in proc.stderr
     bad = run_cli("--store", str(examples_home), "ask", Q2_REVENUE, "--strategy", "nope")
     assert bad.returncode == 2 and "unknown workflow" in bad.stderr
+
+
+def _other_department_reply(body: dict) -> Reply:
+    """The scripted model: answers with the Police Department's request, citing the passage that states it."""
+    passages = user_text(body).split("Passages:\n", 1)[1]
+    numbered = [p for p in passages.split("\n\n") if p.startswith("[")]
+    n = next((i for i, p in enumerate(numbered, start=1) if "$18.6 million" in p), 1)
+    return Reply.json({"answer": "$18.6 million", "found": True, "evidence": [n]})
+
+
+def test_an_amount_stated_of_another_subject_does_not_stand_against_scripted_http_server(
+    examples_home: Path, chat_server: ScriptedChatServer
+) -> None:
+    chat_server.responder = _other_department_reply
+    with _llm_sg(chat_server, examples_home) as sg:
+        answer = sg.ask("How much does the Fire Department request for FY2025?", "hybrid")
+    assert answer.answer != "$18.6 million"  # the Police Department's figure, written in a cited passage
+    entry = next(e for e in answer.trace if e.node == "answer")
+    assert "stated only of something the question does not name" in (entry.fallback or "")
+    assert "$15.8 million" in answer.answer  # the reader, the one fallback

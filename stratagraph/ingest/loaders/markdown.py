@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from stratagraph.config import Settings
-from stratagraph.ingest.loaders.plaintext import compress_levels, heading_number, plain_blocks
+from stratagraph.ingest.loaders.plaintext import compress_levels, heading_number, opening_title, plain_blocks
 from stratagraph.ingest.loaders.text import (
     LoadError,
     Parsed,
@@ -212,7 +212,8 @@ def _parse_text_like(file: Path, key: str, data: bytes, settings: Settings, fmt:
         compress_levels(blocks)
         markup = False
     metadata = {**filename_metadata(file.name), **(front or {})}
-    title = str_title((front or {}).get("title")) or first_title(blocks, markup) or file.stem
+    opening = opening_title(lines) if fmt == "txt" else None
+    title = str_title((front or {}).get("title")) or first_title(blocks, markup) or opening or file.stem
     return [document(key, fmt, title, blocks, metadata, warnings)], issues
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from stratagraph.ingest.structure import STYLE_CHAPTER, STYLE_DECIMAL, STYLE_PART, STYLE_ROMAN
 from stratagraph.schema import Block
+from stratagraph.text.lexicon import SECTION_NAMES
 
 # --------------------------------------------------------------------------------------------------
 # Heading numbers
@@ -84,12 +85,16 @@ def _title_like(rest: str) -> bool:
 
 
 def _plain_candidate(line: str, allow_bare: bool) -> _Cand | None:
-    """A numbered heading candidate from the line alone (context cues are checked by the caller)."""
+    """A heading candidate from the line alone (context cues are checked by the caller): a numbered heading,
+    or a part's conventional name alone on its line ("Abstract", "References:"), ranked as a top-level
+    numbered heading."""
     if len(line) - len(line.lstrip()) > 3:
         return None
     s = line.strip()
     if len(s) > _HEADING_MAX_CHARS:
         return None
+    if " ".join(s.rstrip(":").split()).casefold() in SECTION_NAMES:
+        return _Cand(STYLE_DECIMAL, 1, "")
     m = _PART_CHAPTER_RE.match(s)
     if m:
         rest = m.group(3)
@@ -169,7 +174,9 @@ def plain_blocks(lines: list[tuple[int, str]], pdf: bool) -> list[Block]:
     blank line (in PDF text, which has no blank lines, by the end of a sentence or another heading), and not
     followed by another numbered line. Numbered lines that run on (consecutive lines, items of one
     paragraph, a run introduced by ':' or siblings with nothing between them, like a table of contents) are
-    list items, not headings. Heading ``level`` here is the rank code ``16 * style + depth`` (the caller
+    list items, not headings. A part's conventional name alone on its line
+    (:data:`~stratagraph.text.lexicon.SECTION_NAMES`: "Abstract", "References") is a heading of the top
+    numbered level, under the same cues. Heading ``level`` here is the rank code ``16 * style + depth`` (the caller
     compresses it into 1..k).
     """
     n = len(lines)
@@ -254,9 +261,9 @@ def plain_blocks(lines: list[tuple[int, str]], pdf: bool) -> list[Block]:
             blocks.append(
                 Block(
                     kind="heading",
-                    text=" ".join(text.split()),
+                    text=" ".join(text.split()).rstrip(":"),
                     level=16 * cand.style + cand.depth,
-                    number=cand.number,
+                    number=cand.number or None,
                     line=lineno,
                 )
             )
@@ -275,3 +282,19 @@ def compress_levels(blocks: list[Block]) -> None:
     for b in blocks:
         if b.kind == "heading" and b.level is not None:
             b.level = rank[b.level]
+
+
+def opening_title(lines: list[str]) -> str | None:
+    """A plain-text document's title: its first non-blank line when that line stands alone (a blank line, a
+    rule such as "=====" or the end after it), reads like a title (a capital first, at most 20 words and 200 characters, no sentence
+    punctuation at its end) and is no heading."""
+    for i, line in enumerate(lines):
+        s = " ".join(line.split())
+        if not s:
+            continue
+        alone = i + 1 >= len(lines) or not lines[i + 1].strip() or bool(_RULE_RE.match(lines[i + 1]))
+        if (alone and s[0].isupper() and len(s) <= 200 and len(s.split()) <= 20 and s[-1] not in ".;,:!"
+                and _plain_candidate(line, allow_bare=True) is None and not _RULE_RE.match(line)):  # fmt: skip
+            return s
+        return None
+    return None
