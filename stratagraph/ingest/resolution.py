@@ -136,11 +136,16 @@ class Contribution:
     names: dict[str, int] = field(default_factory=dict)
     types: dict[str, int] = field(default_factory=dict)
     description: str = ""
+    kinds: dict[str, int] = field(default_factory=dict)  # semantic types the text gives it (ingest/concepts.py)
 
-    def add(self, name: str, type_: str, description: str = "", votes: int = 1) -> None:
+    def add(
+        self, name: str, type_: str, description: str = "", votes: int = 1, kinds: Sequence[str] = ()
+    ) -> None:
         """One mention; ``votes`` 0 keeps the spelling as an alias without letting it become the name."""
         self.names[name] = self.names.get(name, 0) + votes
         self.types[type_] = self.types.get(type_, 0) + 1
+        for kind in kinds:
+            self.kinds[kind] = self.kinds.get(kind, 0) + 1
         if description and not self.description:
             self.description = description[:400]
 
@@ -192,7 +197,7 @@ def resolve_document(
             keys[ent.name] = key
             # an acronym written out ("CH" -> county hospital) names the entity by its long form
             votes = 0 if entity_key(name) != key.split("@", 1)[0] else 1
-            contributions[key].add(name, type_, ent.description or first_fact.get(ent.name, ""), votes)
+            contributions[key].add(name, type_, ent.description or first_fact.get(ent.name, ""), votes, ent.kinds)
         key_of[ex.chunk_id] = keys
     return DocumentEntities(key_of=key_of, contributions=dict(contributions))
 

@@ -1,6 +1,6 @@
 """Node functions of the ingest workflow (``workflows/ingest.py`` wires them).
 
-load -> plan -> build -> extract -> embed -> resolve -> write -> link -> summarize. Each is a small function of
+load -> plan -> build -> extract -> embed -> resolve (entities, facts, concepts) -> write -> link -> summarize. Each is a small function of
 the state that returns an update; the stores come from ``runtime.context`` (a :class:`~stratagraph.services.Services`). One document's
 failure is reported for that document and never touches what is stored for the others.
 """
@@ -19,6 +19,7 @@ from stratagraph.embeddings import embed_texts, embed_texts_with_spans
 from stratagraph.graph_store.base import DocumentVersion, StoreUnavailable
 from stratagraph.graph_store.vectors import VectorSnapshot
 from stratagraph.ingest.chunking import chunk_outline
+from stratagraph.ingest.concepts import concept_records, fuse_aliases, line_item_kinds, synonym_pairs
 from stratagraph.ingest.extractors.base import ChunkExtraction
 from stratagraph.ingest.knowledge import (
     FactSpan,
@@ -47,6 +48,7 @@ from stratagraph.schema import (
     SourceDocument,
 )
 from stratagraph.services import Services, default_services
+from stratagraph.text.wordnet import wordnet
 
 log = logging.getLogger(__name__)
 
@@ -306,7 +308,10 @@ def embed(state: IngestState, runtime: Runtime[Services]) -> IngestState:
 
 def resolve(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     """Entity resolution (BiG-RAG §4.1.3) for the run against the store, then each document's knowledge
-    layer: Entity, Fact and their edges, fact vectors, and the entity-name rows to store."""
+    layer: Entity, Fact and their edges, fact vectors, and the entity-name rows to store; with
+    ``settings.concept_layer``, KAG §2.4's synonym fusion of the document's entities (aliases and SYNONYM
+    edges) and its concept layer (``ingest/concepts.py``: Concept, BELONGS_TO, IS_A, SYNONYM; the chat
+    model's types, hypernyms and synonyms too when the LLM extractor is in use)."""
     svc = services_of(runtime)
     prepared = list(state.get("prepared", []))
     todo = [i for i, p in enumerate(prepared) if p.active and p.outline is not None]
@@ -318,10 +323,31 @@ def resolve(state: IngestState, runtime: Runtime[Services]) -> IngestState:
         section_of = {c.id: c.section_id for c in item.chunks}
         resolved[i] = resolve_document(item.doc.metadata, item.extractions, section_of, (c.text for c in item.chunks))
     entity_of, merges, rows = _cluster_run(svc, {i: prepared[i].doc.doc_id for i in todo}, resolved)
+    concepts = svc.settings.concept_layer
+    lexicon = wordnet() if concepts and svc.settings.concept_wordnet else None
+    vector_of = {r.key: r.vector for r in rows} if concepts else {}
+    docs = [(prepared[i].doc.doc_id, prepared[i].doc.title, resolved[i]) for i in todo]
+    hints = concept_hints(svc, docs, entity_of) if concepts else {}
     for i in todo:
         item = prepared[i]
         assert item.outline is not None
+        pairs: list[tuple[str, str, str, str]] = []
+        if concepts:  # KAG §2.4 synonym fusion: the fused names become aliases (before the entity records)
+            pairs = synonym_pairs(item.extractions, resolved[i], entity_of, vector_of, svc.settings.synonym_name_floor)
+            fuse_aliases(resolved[i], pairs)
         records = knowledge_records(item.doc, item.outline, item.chunks, item.extractions, resolved[i], entity_of)
+        if concepts:
+            c_nodes, c_edges = concept_records(
+                item.doc.doc_id,
+                resolved[i],
+                entity_of,
+                item_kinds=line_item_kinds(item.outline, item.chunks, item.extractions, resolved[i]),
+                wordnet=lexicon,
+                hints=hints.get(item.doc.doc_id),
+                synonyms=[(a, b) for _, _, a, b in pairs],
+            )
+            records.nodes += c_nodes
+            records.edges += c_edges
         vectors = item.fact_span_vectors if item.fact_span_vectors is not None else np.zeros((0, 0), np.float32)
         by_fact = {fs.fact_id: k for k, fs in enumerate(item.fact_spans)}
         fact_nodes = [n for n in records.nodes if n.label == NodeLabel.FACT]
@@ -347,6 +373,19 @@ def resolve(state: IngestState, runtime: Runtime[Services]) -> IngestState:
             }
         )
     return {"prepared": prepared, "merges": merges, "entity_rows": rows}
+
+
+def concept_hints(
+    svc: Services, docs: list[tuple[str, str, DocumentEntities]], entity_of: dict[str, str]
+) -> dict[str, Any]:
+    """Per document id, what the chat model says of its entities' types and their concepts' hypernyms and
+    synonyms (``ingest/concept_llm.py``), when the LLM extractor is in use; else nothing."""
+    if not svc.settings.extractor_name().startswith("llm:"):
+        return {}
+    from stratagraph.ingest.concept_llm import ConceptTyper
+
+    with ConceptTyper.from_settings(svc.settings) as typer:
+        return typer.hints(docs, entity_of)
 
 
 def _cluster_run(

@@ -348,3 +348,27 @@ MODEL_ADDRESS = ("note to the", "note for the", "message to the", "message for t
 #: statements that would write to a graph or a database (a passage carrying one is aimed at a tool)
 STORE_WRITES = ("detach delete", "drop table", "drop database", "delete from", "truncate table", "insert into",
                 "drop index", "drop constraint", "remove n", "set n.", "merge (", "create (", "load csv", "apoc.")  # fmt: skip
+
+# ------------------------------------------------------------------------------------------ concepts (issue 24)
+#: copular verbs whose attribute says what the subject is ("A is a composer", "B became a port city")
+COPULA_VERBS = frozenset("be become remain".split())
+#: nouns that say nothing of what a thing is, as the attribute of a copula or an apposition ("A is one of
+#: ...", "B is part of ...", "C is a member of ...", "D is the name of ..."): never a semantic type
+VAGUE_KIND_NOUNS = frozenset(
+    "one part member kind type sort name example lot number thing something anything nothing way place home use "
+    "case result reason fact end beginning subject object item instance form piece bit deal couple pair "
+    "variety series set group range source topic focus basis site".split()
+)
+#: nouns of kinship ("his wife, Christine", "A is the son of B"): a relation to someone, not a kind of thing
+KINSHIP_NOUNS = frozenset(
+    "son daughter father mother wife husband brother sister child parent spouse widow widower cousin uncle aunt "
+    "nephew niece grandson granddaughter grandfather grandmother grandchild heir heiress sibling stepson "
+    "stepdaughter stepfather stepmother".split()
+)
+#: plural nouns whose singular no spelling rule finds ("which people", "the women who")
+IRREGULAR_PLURALS = {
+    "people": "person", "men": "man", "women": "woman", "children": "child", "mice": "mouse", "geese": "goose",
+    "teeth": "tooth", "feet": "foot", "oxen": "ox", "criteria": "criterion", "phenomena": "phenomenon",
+}
+#: table column headings that name no class of the rows under them ("Item", "Description", "Line item")
+WEAK_COLUMN_HEADINGS = frozenset("item items line description name names label category detail details total".split())

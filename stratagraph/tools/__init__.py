@@ -12,7 +12,9 @@ error ``ToolMessage`` instead of raising, so an agent loop can recover.
 ``search_chunks``            passages by any retrieval strategy (default ``rrf``), metadata filters
 ``search_entities``          entities by name similarity, with type, description, aliases
 ``search_facts``             n-ary facts by similarity, with confidence, entities and supporting passages
-``expand_entity``            an entity's facts, RELATED triples and the passages that mention it (one hop)
+``expand_entity``            an entity's facts, RELATED triples and the passages that mention it (one hop);
+                             ``kind``: also its neighbours of that kind
+``search_concepts``          the entities of a kind through the concept layer (BELONGS_TO, then IS_A)
 ``traverse``                 BiG-RAG adaptive traversal (strategy ``traversal``)
 ``browse_sections``          the document / section tree, level by level, with chunk counts
 ``aggregate_communities``    BAG-RAG bottom-up communities (strategy ``bottom_up``)
@@ -32,7 +34,12 @@ from stratagraph.retrieval import RetrievalContext
 from stratagraph.tools.calculate import calculate_tool
 from stratagraph.tools.cypher import is_cypher_backend, read_cypher_tool
 from stratagraph.tools.graph import personalized_pagerank_tool
-from stratagraph.tools.knowledge import expand_entity_tool, search_entities_tool, search_facts_tool
+from stratagraph.tools.knowledge import (
+    expand_entity_tool,
+    search_concepts_tool,
+    search_entities_tool,
+    search_facts_tool,
+)
 from stratagraph.tools.search import aggregate_communities_tool, search_chunks_tool, traverse_tool
 from stratagraph.tools.sections import browse_sections_tool
 
@@ -42,6 +49,7 @@ TOOL_BUILDERS: dict[str, Callable[[RetrievalContext | None], BaseTool]] = {
     "search_entities": search_entities_tool,
     "search_facts": search_facts_tool,
     "expand_entity": expand_entity_tool,
+    "search_concepts": search_concepts_tool,
     "traverse": traverse_tool,
     "browse_sections": browse_sections_tool,
     "aggregate_communities": aggregate_communities_tool,

@@ -8,6 +8,7 @@
   bipartite graph), its arguments with their roles (KAG §2.2's SPO view, one line such as
   ``roles: direct(object=Quiet Harbour, agent=Ines Marlow)``) and its supporting chunks (SUPPORTED_BY
   provenance, KAG §2.2's mutual index).
+* ``search_concepts``: the entities of a kind through the concept layer (KAG §2.4: BELONGS_TO, then IS_A).
 * ``expand_entity``: one hop around an entity: its facts, its RELATED triples (HybridRAG §4.4's GraphRAG
   neighbourhood) and the chunks that MENTION it (KAG mutual index), most mentions first.
 """
@@ -24,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from stratagraph.retrieval import RetrievalContext, Scored
 from stratagraph.retrieval.base import Evidence, vector_filters
+from stratagraph.retrieval.concepts import KindMatch, entities_of_kind
 from stratagraph.retrieval.dual_path import node_confidence
 from stratagraph.retrieval.hybrid import predicate_of
 from stratagraph.schema import Edge, EdgeType, Node, NodeLabel
@@ -73,6 +75,18 @@ class ExpandEntityArgs(BaseModel):
         description="The entity's id (as 'ent:...', from search_entities) or its exact name or alias.",
     )
     k: int = Field(10, ge=1, le=MAX_K, description="At most this many facts, relations and passages each (1-50).")
+    kind: str | None = Field(
+        None,
+        description="Optional: a kind of thing, e.g. 'composer' or 'city'; also lists the entities one hop away "
+        "(sharing a fact or a relation) that are of that kind (BELONGS_TO, then IS_A in the concept layer).",
+    )
+
+
+class SearchConceptsArgs(BaseModel):
+    kind: str = Field(
+        min_length=1, description="A kind of thing the question asks for, e.g. 'composer', 'port cities', 'river'."
+    )
+    k: int = Field(10, ge=1, le=MAX_K, description="How many entities to return (1-50).")
 
 
 # ------------------------------------------------------------------------------------------ facts
@@ -294,6 +308,27 @@ def _mentioning_chunks(ctx: RetrievalContext, entity_id: str, k: int) -> tuple[l
     return evidence, len(counts)
 
 
+def _neighbours_of_kind(ctx: RetrievalContext, entity_id: str, kind: str, k: int) -> list[KindMatch]:
+    """Entities sharing a fact or a RELATED triple with ``entity_id`` that are of ``kind``."""
+    graph = ctx.graph
+    facts = [r.other for r in graph.neighbourhood([entity_id], [EdgeType.IN_FACT], "out")]
+    near = {r.other for r in graph.neighbourhood(facts, [EdgeType.IN_FACT], "in")} if facts else set()
+    near |= {r.other for r in graph.neighbourhood([entity_id], [EdgeType.RELATED], "both")}
+    near.discard(entity_id)
+    return [m for m in entities_of_kind(graph, kind, limit=10_000) if m.entity_id in near][:k]
+
+
+def search_concepts(ctx: RetrievalContext, args: SearchConceptsArgs) -> ToolOutput:
+    matches = entities_of_kind(ctx.graph, args.kind, args.k)
+    if not matches:
+        return f"No entity of kind {args.kind!r} in the concept layer (try search_entities).", []
+    lines = [f"- {m.name} [{m.entity_id}] ({m.concept}" + (f", {m.depth} IS_A step(s) below" if m.depth else "") + ")"
+             for m in matches]  # fmt: skip
+    head = f"{plural(len(lines), 'entity', 'entities')} of kind {args.kind!r} (expand_entity gives each one's facts):"
+    docs = [node_document("entity", m.entity_id, m.name, name=m.name, concept=m.concept, depth=m.depth) for m in matches]
+    return "\n".join([head, *lines]), docs
+
+
 def expand_entity(ctx: RetrievalContext, args: ExpandEntityArgs) -> ToolOutput:
     entity = require_entity(ctx, args.entity)
     props = entity.props
@@ -311,6 +346,9 @@ def expand_entity(ctx: RetrievalContext, args: ExpandEntityArgs) -> ToolOutput:
     text += [_fact_line(f, cite) for f in facts] or ["- none"]
     text.append(f"\nRelations ({len(relations)} of {n_rel}):")
     text += [f"- {_triple_text(e, s, o)}" for e, s, o in relations] or ["- none"]
+    if args.kind:
+        text.append(f"\nNeighbours of kind {args.kind!r}:")
+        text += [f"- {m.name} [{m.entity_id}] ({m.concept})" for m in _neighbours_of_kind(ctx, entity.id, args.kind, args.k)] or ["- none"]
     text.append(f"\nPassages mentioning it ({len(evidence)} of {n_chunks}, most mentions first; cite as [n]):")
     text.append(format_evidence(evidence) if evidence else "none")
 
@@ -369,6 +407,17 @@ def search_entities_tool(ctx: RetrievalContext | None = None) -> StructuredTool:
         "something the question names before calling expand_entity or personalized_pagerank.",
         SearchEntitiesArgs,
         search_entities,
+    )
+
+
+def search_concepts_tool(ctx: RetrievalContext | None = None) -> StructuredTool:
+    return build_tool(
+        ctx,
+        "search_concepts",
+        "Find the entities of a kind ('which composer', 'what river'): entities whose semantic type in the "
+        "concept layer is that kind, else a narrower kind of it (IS_A). Returns ids for expand_entity.",
+        SearchConceptsArgs,
+        search_concepts,
     )
 
 

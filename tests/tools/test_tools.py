@@ -119,8 +119,8 @@ def test_make_tools_gives_every_tool_with_described_arguments(ctx):
     tools = make_tools(ctx)
     assert [t.name for t in tools] == list(TOOL_NAMES)
     assert set(TOOL_NAMES) == {
-        "search_chunks", "search_entities", "search_facts", "expand_entity", "traverse", "browse_sections",
-        "aggregate_communities", "personalized_pagerank", "calculate",
+        "search_chunks", "search_entities", "search_facts", "expand_entity", "search_concepts", "traverse",
+        "browse_sections", "aggregate_communities", "personalized_pagerank", "calculate",
     }
     for tool in tools:
         assert isinstance(tool, BaseTool)

@@ -29,7 +29,9 @@ class ExtractedEntity(BaseModel):
     character offsets of one mention in the chunk text when known. ``line_item`` marks a common-noun
     instance such as a budget line ("Personnel", "Overtime"): BAG-RAG §3.1 keeps those apart across
     different lowest-level sections. ``coref`` marks a stand-in ("we", "our", "the company") that the
-    resolver maps to the document's company when its metadata names one, and drops otherwise."""
+    resolver maps to the document's company when its metadata names one, and drops otherwise. ``kinds`` are
+    the semantic types the text gives the entity (KAG §2.4: "A is a composer" -> "composer"), in the normal
+    form of :func:`stratagraph.text.kinds.concept_key`; the ingest pipeline makes them Concept nodes."""
 
     name: str
     type: str = "THING"
@@ -39,6 +41,7 @@ class ExtractedEntity(BaseModel):
     end: int | None = None
     line_item: bool = False
     coref: bool = False
+    kinds: list[str] = Field(default_factory=list)
 
 
 class FactArgument(BaseModel):

@@ -5,7 +5,8 @@ per process (:func:`stratagraph.text.nlp.load_nlp`, guarded by a lock) and every
 :meth:`SpacyExtractor.extract` goes through one ``nlp.pipe`` call. Everything below is a pure function of the
 parse, so the same input always gives the same output.
 
-Entities (per chunk, deduplicated by name, first mention's offsets kept)
+Entities (per chunk, deduplicated by name, first mention's offsets kept; ``kinds``: the semantic types
+:func:`~stratagraph.text.kinds.kinds_of_span` reads off the parse around any NER/PROPN mention of the name)
     * NER entities except the numeric labels DATE, TIME, MONEY, PERCENT, QUANTITY, CARDINAL and ORDINAL
       (those end up as fact attributes or quantities); ``type`` is spaCy's label, confidence 0.9.
     * Proper-noun noun chunks (root PROPN) that overlap no NER entity of any label: ``type`` "PROPN",
@@ -84,6 +85,7 @@ from stratagraph.ingest.extractors.base import (
 )
 from stratagraph.ingest.extractors.workers import WorkerPool
 from stratagraph.ingest.quantities import parse_quantities
+from stratagraph.text.kinds import kinds_of_span
 from stratagraph.text.nlp import MODEL_NAME, NUMERIC_LABELS, load_nlp  # shared with retrieval
 from stratagraph.text.roles import clause, clause_heads
 
@@ -472,8 +474,8 @@ def _verbs_by_clause(doc: Doc, clause_of: list[int]) -> dict[int, list[Token]]:
     return out
 
 
-def _analyse_chunk(doc: Doc, chunk: ChunkInput) -> ChunkExtraction:
-    """Entities, facts and relations of one parsed chunk."""
+def _analyse_chunk(doc: Doc, chunk: ChunkInput, kinds_on: bool = True) -> ChunkExtraction:
+    """Entities, facts and relations of one parsed chunk (and the entities' kinds when ``kinds_on``)."""
     if len(doc) == 0:
         return ChunkExtraction(chunk_id=chunk.chunk_id)
     text = doc.text
@@ -590,6 +592,12 @@ def _analyse_chunk(doc: Doc, chunk: ChunkInput) -> ChunkExtraction:
     for c in clauses:
         for m in c.mentions:
             active.setdefault(id(m), m)
+    kinds: dict[str, list[str]] = {}  # name -> the semantic types its mentions are given (text/kinds.py)
+    for m in active.values() if kinds_on else ():
+        if m.kind in {"ner", "propn"}:
+            for k in kinds_of_span(toks[m.start : m.end]):
+                if k not in kinds.setdefault(m.name, []):
+                    kinds[m.name].append(k)
     entities: list[ExtractedEntity] = []
     seen_names: set[str] = set()
     for m in sorted(active.values(), key=lambda m: (m.start_char, m.end_char, m.name)):
@@ -605,6 +613,7 @@ def _analyse_chunk(doc: Doc, chunk: ChunkInput) -> ChunkExtraction:
                 end=m.end_char,
                 line_item=m.kind == "item",
                 coref=m.kind == "coref",
+                kinds=sorted(kinds.get(m.name, [])),
             )
         )
     relations: list[ExtractedRelation] = []
@@ -654,9 +663,11 @@ class SpacyExtractor(Extractor):
             return [[] for _ in documents]
         workers = max(1, min(self.n_process, len(chunks) // MIN_TEXTS_PER_PROCESS))
         if workers == 1:
-            flat = _extract_chunks(chunks, self.batch_size)
+            flat = _extract_chunks(chunks, self.batch_size, self.settings.concept_layer)
         else:
-            jobs = [(chunks[i : i + SLICE], self.batch_size) for i in range(0, len(chunks), SLICE)]
+            jobs = [
+                (chunks[i : i + SLICE], self.batch_size, self.settings.concept_layer) for i in range(0, len(chunks), SLICE)
+            ]
             parts = self._workers(workers).map(f"{__name__}:_extract_chunks", jobs)
             flat = [ex for part in parts for ex in part]
         out: list[list[ChunkExtraction]] = []
@@ -679,8 +690,9 @@ class SpacyExtractor(Extractor):
             self._pool = None
 
 
-def _extract_chunks(chunks: Sequence[ChunkInput], batch_size: int) -> list[ChunkExtraction]:
-    """Parse chunk texts in one ``nlp.pipe`` pass and apply the rules (also the worker-process entry)."""
+def _extract_chunks(chunks: Sequence[ChunkInput], batch_size: int, kinds_on: bool = True) -> list[ChunkExtraction]:
+    """Parse chunk texts in one ``nlp.pipe`` pass and apply the rules (also the worker-process entry);
+    ``kinds_on``: read the entities' kinds too (``settings.concept_layer``)."""
     nlp = load_nlp()
     docs = nlp.pipe((c.text for c in chunks), batch_size=batch_size)
-    return [_analyse_chunk(doc, chunk) for doc, chunk in zip(docs, chunks, strict=True)]
+    return [_analyse_chunk(doc, chunk, kinds_on) for doc, chunk in zip(docs, chunks, strict=True)]
