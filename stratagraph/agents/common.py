@@ -263,7 +263,30 @@ class Step:
         from stratagraph.reading import read
 
         q = question if question is not None else self.question
-        return read(q, evidence, self.facts(evidence) if evidence else {}, hop=hop)
+        return read(self.kinds(q), evidence, self.facts(evidence) if evidence else {}, hop=hop)
+
+    def kinds(self, question: Any) -> Any:
+        """The question's frame with the names of the entities the concept layer types as its asked noun
+        ("which composer": KAG §2.4, through ``retrieval.concepts.entities_of_kind``), or the question as it
+        is when it asks for no kind of thing or the graph types nothing so."""
+        from dataclasses import replace
+
+        from stratagraph.reading.frame import Frame, frame_of
+        from stratagraph.retrieval.concepts import entities_of_kind
+        from stratagraph.text.lexicon import QUESTION_WORDS, SHAPE_NOUNS
+        from stratagraph.text.question import AnswerType
+
+        frame = question if isinstance(question, Frame) else frame_of(str(question))
+        typed = (AnswerType.THING, AnswerType.PERSON, AnswerType.PLACE, AnswerType.ORG)
+        noun = frame.focus
+        if frame.type not in typed or not noun.isalpha() or noun in SHAPE_NOUNS or noun in QUESTION_WORDS or frame.kinds:
+            return question
+        found = self.call("entities_of_kind", lambda **a: entities_of_kind(self.ctx.graph, a["noun"], limit=200),
+                          summary=lambda r: f"{len(r)} entities of the kind", noun=frame.focus)  # fmt: skip
+        if not found:
+            return question
+        kinds = frozenset(" ".join(m.name.split()).casefold() for m in found)  # the kind is the answer's type
+        return replace(frame, kinds=kinds, relation=tuple(w for w in frame.relation if w != noun))  # now, not a word to find
 
     def ask_text(self, messages: Sequence[BaseMessage], what: str) -> str | None:
         """The chat model's plain reply, or None without a chat model (or when the reply was cut off)."""

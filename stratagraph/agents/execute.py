@@ -149,7 +149,7 @@ def _read(step: Step, lf: LogicalForm, evidence: Sequence[Evidence], query: str,
                           "text": text, "type": "number", "answer_kind": "computed" if scaled else "span",
                           "computation": scaled, "figures": figs, "score": score,
                           "citations": list({(f.citation.chunk_id, f.citation.quote): f.citation for f in figs}.values())})  # fmt: skip
-    reading = read(query, evidence, facts, hop=lf.target == "text")
+    reading = read(step.kinds(query), evidence, facts, hop=lf.target == "text")
     if not reading.found:
         return Binding(**{**base.__dict__, "kind": lf.target if lf.target == "text" else "answer", "note": reading.reason})
     if lf.target == "text" and not (reading.kind == "span" and reading.type in {t.value for t in ENTITY_TYPES}):

@@ -12,7 +12,7 @@ retriever and workflow runs on a graph an LLM built (issue 24 item 5: what does 
   document's first chunk).
 * **Entities** are resolved exactly as ingestion resolves the extractor's: :func:`resolve_document` (the
   normalised key of the name, acronyms the text defines), then the embedding merge against every stored key
-  (``steps._cluster_run``: the same threshold and guards), so "American Institute of Physics" from GPT-3.5 and
+  (``steps.cluster_run``: the same threshold and guards), so "American Institute of Physics" from GPT-3.5 and
   from spaCy are one node. An OpenIE name carries no type: it counts as ``THING`` (a weak type), so a type
   spaCy gave the same entity wins.
 * **Facts**: one per distinct triple description (``"subject predicate object"``) within a section, with
@@ -64,7 +64,7 @@ from stratagraph.ingest.linking import (
     reconcile_entity_vectors,
 )
 from stratagraph.ingest.resolution import resolve_document
-from stratagraph.ingest.steps import _cluster_run, _scalar_metadata
+from stratagraph.ingest.steps import cluster_run, scalar_metadata
 from stratagraph.schema import BY_DOC, Edge, EdgeType, Node, NodeLabel, combine_part
 from stratagraph.text.titles import fold
 
@@ -458,7 +458,7 @@ def import_openie(svc: Services, path: str | Path, *, replace: bool = False, sou
         )
         for i, d in enumerate(order)
     }
-    entity_of, merges, rows = _cluster_run(svc, dict(enumerate(order)), resolved)
+    entity_of, merges, rows = cluster_run(svc, dict(enumerate(order)), resolved)
     if merges:
         # stored entities a new key outranks are folded into its id first (as ingestion does), so the
         # versions below are read with the ids they keep
@@ -489,7 +489,7 @@ def import_openie(svc: Services, path: str | Path, *, replace: bool = False, sou
         removed_facts = {n.id for n in nodes if n.id in removed and n.label == NodeLabel.FACT}
         report.removed_facts += len(removed_facts)
         stale_facts[d] = removed_facts
-        meta = _scalar_metadata(doc_nodes[d].props.get("metadata") or {})
+        meta = scalar_metadata(doc_nodes[d].props.get("metadata") or {})
         fact_items += [
             (n.id, n.props["description"], {**meta, "doc_id": d, "section_id": n.props["section_id"], "type": n.props["type"]})
             for n in fact_nodes

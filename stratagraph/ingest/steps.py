@@ -322,7 +322,7 @@ def resolve(state: IngestState, runtime: Runtime[Services]) -> IngestState:
         item = prepared[i]
         section_of = {c.id: c.section_id for c in item.chunks}
         resolved[i] = resolve_document(item.doc.metadata, item.extractions, section_of, (c.text for c in item.chunks))
-    entity_of, merges, rows = _cluster_run(svc, {i: prepared[i].doc.doc_id for i in todo}, resolved)
+    entity_of, merges, rows = cluster_run(svc, {i: prepared[i].doc.doc_id for i in todo}, resolved)
     concepts = svc.settings.concept_layer
     lexicon = wordnet() if concepts and svc.settings.concept_wordnet else None
     vector_of = {r.key: r.vector for r in rows} if concepts else {}
@@ -351,7 +351,7 @@ def resolve(state: IngestState, runtime: Runtime[Services]) -> IngestState:
         vectors = item.fact_span_vectors if item.fact_span_vectors is not None else np.zeros((0, 0), np.float32)
         by_fact = {fs.fact_id: k for k, fs in enumerate(item.fact_spans)}
         fact_nodes = [n for n in records.nodes if n.label == NodeLabel.FACT]
-        meta = _scalar_metadata(item.doc.metadata)
+        meta = scalar_metadata(item.doc.metadata)
         fact_items = [
             VectorItem(
                 id=n.id,
@@ -388,7 +388,7 @@ def concept_hints(
         return typer.hints(docs, entity_of)
 
 
-def _cluster_run(
+def cluster_run(
     svc: Services, doc_of: dict[int, str], resolved: dict[int, DocumentEntities]
 ) -> tuple[dict[str, str], dict[str, list[str]], list[EntityRow]]:
     """Cluster the run's entity keys with the stored ones (name vectors: stored rows reused, new names
@@ -605,7 +605,7 @@ def document_dependents(svc: Services, doc_id: str) -> dict[str, list[str]]:
     }
 
 
-def _scalar_metadata(meta: dict[str, Any]) -> dict[str, Any]:
+def scalar_metadata(meta: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in meta.items() if isinstance(v, (str, int, float, bool))}
 
 
@@ -622,7 +622,7 @@ def vector_items(
 ) -> tuple[list[VectorItem], list[VectorItem]]:
     """Chunk and section entries for Chroma. Chunks are embedded with their heading path in front (the
     structural context BAG-RAG attaches to each chunk); metadata carries the document's filterable fields."""
-    base_meta = _scalar_metadata(doc.metadata)
+    base_meta = scalar_metadata(doc.metadata)
     by_id = {s.id: s for s in outline.sections}
     chunk_items = []
     for c in chunks:

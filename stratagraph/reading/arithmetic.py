@@ -459,6 +459,8 @@ def _changed(t: Token, skip: set[int]) -> list[Token]:
     word ("did [X's revenue] *increase*"), the subject of a change verb ("X's revenue *increased*"), what a change noun is of ("the *growth in* X's revenue"), or the nominal words before a
     change word the parser took for a noun ("did [X's wholesale revenue] *increase*")."""
     aux = next((w for w in reversed(t.doc[: t.i]) if w.lower_ in AUXILIARIES), None)
+    if aux is not None and aux.lemma_.lower() == "be":
+        aux = None  # "what *is* the percent change in X": a copula, not "did X change"
     between = list(t.doc[aux.i + 1 : t.i]) if aux is not None else []
     if between and all(w.pos_ in _THING_POS and w.lower_ != "to" for w in between) and _nominal(between):
         return [w for w in between if w.i not in skip]  # "how much did [X's revenue] increase": the question's subject

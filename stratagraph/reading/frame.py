@@ -18,6 +18,9 @@
 * ``plan``: the computation it asks for (:func:`stratagraph.reading.arithmetic.plan`), with one sub-question
   per operand; ``superlative``: "max" / "min" for "which <noun> ... the largest / the most";
 * ``quantifier``: "all" / a number for "every X" / "the two X" (a sum over a set of rows or sections);
+* ``kinds``: the names of the entities the graph's concept layer types as the asked noun ("which composer":
+  the entities that BELONG_TO composer, or to a kind that IS_A composer); the caller fills it from the store
+  (KAG §2.4), the reader touches none;
 * ``source``: where the answer is said ("according to the audit", "what count does the committee give"):
   the reader reads the documents whose title names it, when some do.
 """
@@ -102,6 +105,7 @@ class Frame:
     threshold: tuple[str, Decimal] | None  # "more than $500 thousand": ("above", 500000)
     actual: bool = False  # asked in the past tense, not of a forecast: what was, not what was expected
     source: str = ""  # where the answer is said: "according to *the audit*", "what does *the committee* give"
+    kinds: frozenset[str] = frozenset()  # names (folded) the store types as the asked noun (concept layer)
 
     @property
     def relation_forms(self) -> tuple[frozenset[str], ...]:

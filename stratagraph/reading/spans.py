@@ -335,8 +335,8 @@ def candidates(sentence: Sentence, frame: Frame) -> list[Candidate]:
             continue
         fit = max(_type_fit(label, frame), _role_fit(sent, head, label, frame))
         text = sentence.passage.text[a:b]
-        if fit > 0 and frame.focus and forms(frame.focus) & word_forms(text):
-            fit *= FOCUS_BONUS  # "which river": "the Orla River" names the asked noun
+        if fit > 0 and frame.focus and (forms(frame.focus) & word_forms(text) or _of_kind(text, frame)):
+            fit *= FOCUS_BONUS  # "which river": "the Orla River" names the asked noun, or the graph types it so
         if frame.type == AnswerType.DATE and frame.focus in ("date", "day") and not _DAY.search(text):
             fit *= 0.5  # "on what date": a day, not "the third quarter of fiscal 2025"
         if frame.type == AnswerType.DATE and not any(ch.isdigit() for ch in text):
@@ -652,7 +652,8 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
             cands = candidates(s, frame)
             anchors = _anchors(s, frame)
         if not typed_here:  # "which arm": a sentence that says nothing of an arm answers with a thing the
-            cands = [c for c in cands if _called(s.passage.text[c.start : c.end], frame.focus, sents)]  # evidence calls one
+            cands = [c for c in cands if _of_kind(s.passage.text[c.start : c.end], frame)
+                     or _called(s.passage.text[c.start : c.end], frame.focus, sents)]  # evidence calls one, or the graph types as one
         if not cands:
             typeless = True
             continue
@@ -676,6 +677,11 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
 ROLE_TOTAL = 1.15
 #: a forecast sentence's weight for a question of what was (ours)
 FORECAST = 0.5
+def _of_kind(text: str, frame: Frame) -> bool:
+    """Whether the graph's concept layer types the span as the asked noun (``frame.kinds``, KAG §2.4)."""
+    return bool(frame.kinds) and " ".join(text.split()).strip(" .,;:").casefold() in frame.kinds
+
+
 def _called(text: str, noun: str, sents: Sequence[Sentence]) -> bool:
     """Whether some evidence sentence calls the span a ``noun``: the noun within two words after it ("our
     Kestrel picking arm", "40 Kestrel arms") or right before it ("the arm Kestrel")."""

@@ -98,6 +98,8 @@ def test_a_nominalisation_matches_its_verb() -> None:
           "Quarter over quarter, what is Orla Ferries' cargo income in Q3 2024?"]),
         ("By what percentage does the harbour expect berth fees to grow from 2025 to 2026?", "percent_change",
          ["What is berth fees in 2025?", "What is berth fees in 2026?"]),
+        ("What is the percent change in the Brin Fire Service's overtime from FY2024 to FY2025?", "percent_change",
+         ["What is the Brin Fire Service's overtime in FY2024?", "What is the Brin Fire Service's overtime in FY2025?"]),
         ("By how much did overtime fall from FY2024 to FY2025 in the Brin Fire Service?", "difference",
          ["What is overtime in FY2025 in the Brin Fire Service?", "What is overtime in FY2024 in the Brin Fire Service?"]),
     ],
