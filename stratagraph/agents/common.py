@@ -285,8 +285,7 @@ class Step:
                           summary=lambda r: f"{len(r)} entities of the kind", noun=frame.focus)  # fmt: skip
         if not found:
             return question
-        kinds = frozenset(" ".join(m.name.split()).casefold() for m in found)  # the kind is the answer's type
-        return replace(frame, kinds=kinds, relation=tuple(w for w in frame.relation if w != noun))  # now, not a word to find
+        return replace(frame, kinds=frozenset(" ".join(m.name.split()).casefold() for m in found))
 
     def ask_text(self, messages: Sequence[BaseMessage], what: str) -> str | None:
         """The chat model's plain reply, or None without a chat model (or when the reply was cut off)."""

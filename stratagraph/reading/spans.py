@@ -199,6 +199,9 @@ def relation(sentence: Sentence, frame: Frame, weights: dict[str, float] | None 
     own = own | sentence.title  # the document's title says what all of it is about ("the Harrow Creek library district")
     for w in words:
         f = forms(w)
+        if w == frame.focus and _holds_kind(sentence, frame):
+            held += weight[w]  # "which vessel": a sentence naming what the graph types as a vessel speaks of one
+            continue
         held += weight[w] * (1.0 if f & (sentence.forms | own) else 0.5 if f & sentence.context else 0.0)
     if frame.measures and _measure_held(sentence, frame):
         held += measure_weight
@@ -677,6 +680,14 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
 ROLE_TOTAL = 1.15
 #: a forecast sentence's weight for a question of what was (ours)
 FORECAST = 0.5
+def _holds_kind(sentence: Sentence, frame: Frame) -> bool:
+    """Whether the sentence names an entity the graph types as the asked noun (``frame.kinds``)."""
+    if not frame.kinds:
+        return False
+    text = " ".join(sentence.text.split()).casefold()
+    return any(re.search(rf"\b{re.escape(name)}\b", text) for name in frame.kinds)
+
+
 def _of_kind(text: str, frame: Frame) -> bool:
     """Whether the graph's concept layer types the span as the asked noun (``frame.kinds``, KAG §2.4)."""
     return bool(frame.kinds) and " ".join(text.split()).strip(" .,;:").casefold() in frame.kinds

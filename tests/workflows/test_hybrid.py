@@ -43,12 +43,19 @@ def _llm_sg(server: ScriptedChatServer, home: Path, **settings: object) -> Strat
     return StrataGraph(server.settings(home, llm_cache=False, **settings))
 
 
-def _answer_reply(body: dict) -> Reply:
-    """The scripted model: answers from the passage that states the revenue, citing its number."""
-    passages = user_text(body).split("Passages:\n", 1)[1]
-    numbered = [p for p in passages.split("\n\n") if p.startswith("[")]
-    n = next(i for i, p in enumerate(numbered, start=1) if "$142.6 million" in p)
-    return Reply.json({"answer": "$142.6 million", "found": True, "evidence": [n]})
+def _answering(amount: str):  # noqa: ANN202
+    """A scripted model that answers ``amount``, citing the first passage that states it."""
+
+    def reply(body: dict) -> Reply:
+        passages = user_text(body).split("Passages:\n", 1)[1]
+        numbered = [p for p in passages.split("\n\n") if p.startswith("[")]
+        n = next((i for i, p in enumerate(numbered, start=1) if amount in p), 1)
+        return Reply.json({"answer": amount, "found": True, "evidence": [n]})
+
+    return reply
+
+
+_answer_reply = _answering("$142.6 million")  # answers from the passage that states the revenue
 
 
 def test_the_model_answers_and_quotes_are_taken_verbatim_against_scripted_http_server(
@@ -118,18 +125,10 @@ def test_cli_prints_the_cited_answer_and_node_events(examples_home: Path) -> Non
     assert bad.returncode == 2 and "unknown workflow" in bad.stderr
 
 
-def _other_department_reply(body: dict) -> Reply:
-    """The scripted model: answers with the Police Department's request, citing the passage that states it."""
-    passages = user_text(body).split("Passages:\n", 1)[1]
-    numbered = [p for p in passages.split("\n\n") if p.startswith("[")]
-    n = next((i for i, p in enumerate(numbered, start=1) if "$18.6 million" in p), 1)
-    return Reply.json({"answer": "$18.6 million", "found": True, "evidence": [n]})
-
-
 def test_an_amount_stated_of_another_subject_does_not_stand_against_scripted_http_server(
     examples_home: Path, chat_server: ScriptedChatServer
 ) -> None:
-    chat_server.responder = _other_department_reply
+    chat_server.responder = _answering("$18.6 million")  # the Police Department's request
     with _llm_sg(chat_server, examples_home) as sg:
         answer = sg.ask("How much does the Fire Department request for FY2025?", "hybrid")
     assert answer.answer != "$18.6 million"  # the Police Department's figure, written in a cited passage
