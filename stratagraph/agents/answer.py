@@ -8,7 +8,9 @@
    e.g. BiG-RAG's §4.3.4 ``generate``) as ``{answer, found, evidence}``. Its answer stands when a passage
    states it (its words in order, case and spacing aside; a number as the same number): the quote is that
    passage's sentence that states it, so every quote is verbatim, and, for an amount, when a passage it cites
-   is about what the question names (a figure of another line item does not stand). "Not found" stands as the model's. An
+   is about what the question names (a figure of another line item does not stand), and, for a question that
+   asks a computation, when it is the amount the reader computes in code from cited operands (or the reader
+   computes none). "Not found" stands as the model's. An
    answer no passage states, or no usable reply, goes to the one fallback, the reader, and the trace says so.
 4. Without a chat model (and as that fallback): the reader (:func:`stratagraph.reading.read`): a span of the
    expected type, the sentence, a computation, a choice, a heading, or "not found".
@@ -27,11 +29,12 @@ from stratagraph.agents.common import Step, agent_node
 from stratagraph.answers import NOT_FOUND, Answer, Citation, Computation
 from stratagraph.llm import InputTooLong
 from stratagraph.reading.result import Reading
-from stratagraph.reading.frame import frame_of
+from stratagraph.reading.frame import Frame, frame_of
 from stratagraph.reading.sentences import sentences
 from stratagraph.reading.spans import MIN_ABOUT, about
 from stratagraph.retrieval.base import Evidence
 from stratagraph.text.amounts import parse_quantities
+from stratagraph.text.question import AnswerType
 
 __all__ = ["GeneratedAnswer", "answer_from_evidence", "answer_node", "answer_of", "format_passages", "grounded"]
 
@@ -81,9 +84,11 @@ def _states(text: str, answer: str) -> bool:
     return any(q.value == amounts[0].value for q in parse_quantities(text))
 
 
-def grounded(step: Step, reply: GeneratedAnswer, shown: Sequence[Evidence], question: str) -> Answer | None:
+def grounded(step: Step, reply: GeneratedAnswer, shown: Sequence[Evidence], question: str,
+             subject: Frame | None = None) -> Answer | None:  # fmt: skip
     """The model's answer, cited from the passages that state it (those it named first); None when no passage
-    states it (the caller falls back to the reader)."""
+    states it (the caller falls back to the reader). ``subject``: the frame whose names an amount must be
+    stated of (default the question's; a citation hop's leaves the citing paper's names out)."""
     said = reply.answer.strip()
     if not reply.found or not said:
         step.decide("the model finds no answer in the passages: not found")
@@ -95,7 +100,7 @@ def grounded(step: Step, reply: GeneratedAnswer, shown: Sequence[Evidence], ques
         step.fallbacks.append(f"answer: no passage states the model's answer {said!r}")
         return None
     hops = [e for e in named if e not in chosen]  # what it named besides: the passages it reasoned through
-    if not _of_the_subject(said, chosen, hops, question):
+    if not _of_the_subject(said, chosen, hops, subject or frame_of(question)):
         step.fallbacks.append(f"answer: the model's amount {said!r} is stated only of something the question "
                               "does not name")  # fmt: skip
         return None
@@ -107,7 +112,7 @@ def grounded(step: Step, reply: GeneratedAnswer, shown: Sequence[Evidence], ques
     return Answer(question=question, answer=said, found=True, kind="span", citations=cites, strategy="")
 
 
-def _of_the_subject(answer: str, stating: Sequence[Evidence], hops: Sequence[Evidence], question: str) -> bool:
+def _of_the_subject(answer: str, stating: Sequence[Evidence], hops: Sequence[Evidence], frame: Frame) -> bool:
     """Whether an amount the model answers is stated of what the question names: a sentence or table row
     that states it is about the question's names (the reader's own test,
     :func:`stratagraph.reading.spans.about`), or the model reached it through a passage about them (a hop).
@@ -115,11 +120,22 @@ def _of_the_subject(answer: str, stating: Sequence[Evidence], hops: Sequence[Evi
     answer that is no single amount, or a question that names nothing, passes."""
     if len(parse_quantities(answer)) != 1 or len(re.findall(r"[A-Za-z]{3,}", answer)) > 2:
         return True
-    frame = frame_of(question)
     if not frame.names:
         return True
     said = [s for s in sentences(list(stating)) if _states(s.text, answer)]
     return any(about(s, frame) >= MIN_ABOUT for s in said + sentences(list(hops)))
+
+
+def _computation_asked(question: Any) -> bool:
+    """Whether the question asks a computation: a plan over named operands, or a sum over a set ("the two
+    plants", "every overtime line")."""
+    frame = question if isinstance(question, Frame) else frame_of(str(question))
+    return frame.plan is not None or (frame.quantifier is not None and frame.type == AnswerType.NUMBER)
+
+
+def _same_amount(answer: str, reading: Reading) -> bool:
+    """Whether the model's answer states the reader's computed amount (the same number, whatever its wording)."""
+    return any(q.value == reading.computed.result for q in parse_quantities(answer)) if reading.computed else False
 
 
 def _as_written(answer: str, evidence: Sequence[Evidence]) -> str:
@@ -152,7 +168,8 @@ def _closest(evidence: Evidence, question: str) -> Citation:
     return max(sents, key=lambda s: (len(word_forms(s.text) & asked), -s.start)).quote()
 
 
-def _generate(step: Step, evidence: Sequence[Evidence], prompt: str, question: str, context: str) -> Answer | None:
+def _generate(step: Step, evidence: Sequence[Evidence], prompt: str, question: str, context: str,
+              subject: Frame | None = None) -> Answer | None:  # fmt: skip
     """The chat model's grounded answer; passages that do not fit its context are halved, down to one."""
     shown = list(evidence)
     while True:
@@ -166,7 +183,7 @@ def _generate(step: Step, evidence: Sequence[Evidence], prompt: str, question: s
                 return None
             shown = shown[: len(shown) // 2]
             step.decide(f"the passages do not fit the model's context: {len(shown)} of them")
-    return grounded(step, reply, shown, question) if reply is not None else None
+    return grounded(step, reply, shown, question, subject) if reply is not None else None
 
 
 def answer_from_evidence(
@@ -203,7 +220,13 @@ def answer_from_evidence(
         step.decide("no evidence: not found")
         return Answer(question=asked, answer=NOT_FOUND, found=False, strategy=strategy)
     if step.llm is not None:
-        generated = _generate(step, evidence, prompt, asked, context)
+        generated = _generate(step, evidence, prompt, asked, context, hop.frame if hop is not None else None)
+        if generated is not None and generated.found and _computation_asked(question or asked):
+            reading = step.read(evidence, question)  # a computation asked: the one computed in code, when it is
+            if reading.kind == "computed" and reading.computed is not None and not _same_amount(generated.answer, reading):
+                step.fallbacks.append(f"answer: the model's {generated.answer!r} is not the computation asked "
+                                      f"({reading.computed.expression} = {reading.answer})")  # fmt: skip
+                return answer_of(reading, asked, strategy)
         if generated is not None:
             return generated.model_copy(update={"strategy": strategy})
     reading = step.read(evidence, question)

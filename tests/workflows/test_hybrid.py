@@ -135,3 +135,15 @@ def test_an_amount_stated_of_another_subject_does_not_stand_against_scripted_htt
     entry = next(e for e in answer.trace if e.node == "answer")
     assert "stated only of something the question does not name" in (entry.fallback or "")
     assert "$15.8 million" in answer.answer  # the reader, the one fallback
+
+
+def test_a_computation_asked_is_the_one_computed_in_code_against_scripted_http_server(
+    examples_home: Path, chat_server: ScriptedChatServer
+) -> None:
+    chat_server.responder = _answering("$570 thousand")  # a figure the passage states: the Police increase
+    with _llm_sg(chat_server, examples_home) as sg:
+        answer = sg.ask("How much more does the Police Department request than the Fire Department for FY2025?", "hybrid")
+    assert answer.kind == "computed" and answer.answer == "$2,805 thousand"
+    assert [o.raw for o in answer.computed.operands] == ["18,585", "15,780"]
+    entry = next(e for e in answer.trace if e.node == "answer")
+    assert "is not the computation asked" in (entry.fallback or "")
