@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from stratagraph.reading.frame import Frame, frame_of
-from stratagraph.reading.words import content_forms, forms, word_forms
+from stratagraph.reading.words import content_forms, forms, is_stop, word_forms
 from stratagraph.retrieval.base import Evidence, RetrievalContext, Scored
 from stratagraph.schema import EdgeType, NodeLabel
 from stratagraph.text.lexicon import CITING_PHRASES, CITING_VERBS, DOCUMENT_NOUNS
@@ -135,7 +135,9 @@ def _name_words(question: str) -> set[str]:
     """The question's capitalised words and their hyphen-free parts, folded ("Okonkwo-Hale", "GMET")."""
     out = set()
     for w in _CAPITALISED.findall(question):
-        out.add(fold(w.strip("'’")))
+        word = fold(w.strip("'’"))
+        if not is_stop(word):  # "What", "The" at a sentence's start name nothing
+            out.add(word)
     return out
 
 
