@@ -36,7 +36,7 @@ from stratagraph.retrieval.base import Evidence
 from stratagraph.text.amounts import parse_quantities
 from stratagraph.text.question import AnswerType
 
-__all__ = ["GeneratedAnswer", "answer_from_evidence", "answer_node", "answer_of", "format_passages", "grounded"]
+__all__ = ["GeneratedAnswer", "answer_from_evidence", "citation_of", "answer_node", "answer_of", "format_passages", "grounded"]
 
 MAX_PASSAGE_CHARS = 1500  # one passage as the model sees it
 
@@ -196,12 +196,13 @@ def answer_from_evidence(
     prompt: str = "answer",
     context: str = "",
     question: Any = None,
+    hop: CitationHop | None = None,
 ) -> Answer:
     """The answer to ``step.question`` from ``evidence`` (module docstring). ``computed``: a computation a node
     made (its ``computed_answer`` text); ``prompt``: the prompt pair's name (``{question}``, ``{context}``,
     ``{passages}``); ``context``: more text for the model (sub-answers, summaries, the graph context);
     ``question``: what the reader reads when it differs from the question asked (a bound sub-question, a
-    frame)."""
+    frame); ``hop``: the citation the question follows, when the caller has found it (:func:`citation_of`)."""
     asked = step.question
     if computed is not None:
         text = computed_answer or str(computed.result)
@@ -209,7 +210,7 @@ def answer_from_evidence(
         step.decide(f"computed: {computed.expression} = {text}")
         return Answer(question=asked, answer=text, found=True, kind="computed", citations=cites, computed=computed,
                       strategy=strategy)  # fmt: skip
-    hop = _citation(step, asked)
+    hop = hop or citation_of(step, asked)
     if hop is not None:
         if hop.cited is None or not hop.evidence:
             step.decide("the documents do not hold the cited work: not found")
@@ -234,7 +235,7 @@ def answer_from_evidence(
     return answer_of(reading, asked, strategy)
 
 
-def _citation(step: Step, asked: str) -> CitationHop | None:
+def citation_of(step: Step, asked: str) -> CitationHop | None:
     """The citation the question follows (agents/cite.py), recorded as a tool call, or None."""
     if not citing_language(asked):
         return None

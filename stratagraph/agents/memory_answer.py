@@ -14,8 +14,7 @@ question from what the rounds bound.
 
 from __future__ import annotations
 
-from stratagraph.agents.answer import answer_from_evidence
-from stratagraph.agents.cite import citing_language, follow_citation
+from stratagraph.agents.answer import answer_from_evidence, citation_of
 from stratagraph.agents.common import Step, agent_node
 from stratagraph.agents.memory import Binding, memory_text
 from stratagraph.answers import NOT_FOUND, Answer
@@ -29,9 +28,10 @@ STRATEGY = "kag"
 def generate(state: dict, step: Step) -> dict:
     """KAG Alg. 1 line 16: the answer from the memory (module docstring)."""
     bindings: dict[str, Binding] = dict(state.get("bindings") or {})
-    if citing_language(step.question) and follow_citation(step.ctx, step.question) is not None:
+    hop = citation_of(step, step.question)
+    if hop is not None:
         step.decide("the question asks about a cited work: it is answered from the cited document")
-        return {"answer": answer_from_evidence(step, list(state.get("evidence") or []), STRATEGY)}
+        return {"answer": answer_from_evidence(step, list(state.get("evidence") or []), STRATEGY, hop=hop)}
     out = bindings.get(str(state.get("output") or ""))
     if out is not None and out.found:
         step.decide(f"the output {out.var} = {out.text!r} ({out.answer_kind}, {out.source})")

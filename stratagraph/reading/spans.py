@@ -684,8 +684,13 @@ def _holds_kind(sentence: Sentence, frame: Frame) -> bool:
     """Whether the sentence names an entity the graph types as the asked noun (``frame.kinds``)."""
     if not frame.kinds:
         return False
-    text = " ".join(sentence.text.split()).casefold()
-    return any(re.search(rf"\b{re.escape(name)}\b", text) for name in frame.kinds)
+    return bool(_kind_pattern(frame.kinds).search(" ".join(sentence.text.split()).casefold()))
+
+
+@lru_cache(maxsize=64)
+def _kind_pattern(kinds: frozenset[str]) -> re.Pattern[str]:
+    """One pattern for the names of a kind (compiled once per kind, not once per sentence and name)."""
+    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(kinds, key=len, reverse=True)) + r")\b")
 
 
 def _of_kind(text: str, frame: Frame) -> bool:

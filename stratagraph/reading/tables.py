@@ -30,6 +30,7 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from decimal import Decimal
 from stratagraph.answers import Computation
 from stratagraph.reading.arithmetic import Figure, compute, render
@@ -169,11 +170,16 @@ def column_fit(column: str, frame: Frame, derived: bool = False, latest: int = -
     return score + _standing(column, frame)
 
 
+@lru_cache(maxsize=4096)
+def _letter_words(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in re.findall(r"[A-Za-z]+", text))
+
+
 def _standing(column: str, frame: Frame) -> float:
     """A restated column's figure is the one that stands ("Q2 2024 restated" over "Q2 2024 as reported"),
     unless the question asks for the first-published one ("as *originally* reported")."""
-    words = {w.lower() for w in re.findall(r"[A-Za-z]+", column)}
-    original_asked = bool({w.lower() for w in re.findall(r"[A-Za-z]+", frame.question)} & ORIGINAL_ASKED)
+    words = _letter_words(column)
+    original_asked = bool(_letter_words(frame.question) & ORIGINAL_ASKED)
     if words & RESTATED_WORDS:
         return -1.0 if original_asked else 0.75
     if words & ORIGINAL_WORDS:
