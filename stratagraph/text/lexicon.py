@@ -292,14 +292,15 @@ CITATION_WORDS = frozenset(
 #: memo *project*"): their subject is where the answer is said
 REPORTING_VERBS = frozenset(
     "give report state project calculate estimate consider put say find list record show claim publish disclose "
-    "assume cite quote count put forecast adopt approve recommend propose".split()
+    "assume cite quote count forecast adopt approve recommend propose".split()
 )
 #: words that mark a figure as superseding an earlier one ("Q2 2024 *restated*"): the figure that stands now
 RESTATED_WORDS = frozenset("restated revised corrected amended adjusted updated".split())
 #: words that mark a figure as the one first published ("Q2 2024 *as reported*", "*originally* reported"); a
-#: question that asks for that one says so with :data:`ORIGINAL_ASKED`
+#: question that asks for that one says so with :data:`ORIGINAL_ASKED` (not "first": "the *first* quarter" names
+#: a period)
 ORIGINAL_WORDS = frozenset("reported original originally previously initial initially".split())
-ORIGINAL_ASKED = frozenset("original originally previously initially initial first".split())
+ORIGINAL_ASKED = frozenset("original originally previously initially initial".split())
 #: the verb that says a document cites a work ("the study that X *cites*"), in its forms
 CITING_VERBS = frozenset("cite cites cited citing".split())
 #: two-word phrases that say a work rests on an earlier one it cites ("the paper *builds on* ...")

@@ -200,3 +200,13 @@ def test_a_restated_figure_stands_unless_the_original_is_asked() -> None:
     assert got.kind == "computed" and "35" in got.answer  # 610 - 575 (restated), not 610 - 600
     got = read("What ferries revenue did Orla Lines originally report for Q2 2025?", ev, facts)
     assert "600" in got.answer
+
+
+def test_the_first_quarter_is_a_period_not_the_original_figure() -> None:
+    res = passage("Segment | Q1 2025 as reported | Q1 2025 restated | Change\n"
+                  "Ferries; Q1 2025 as reported: 600; Q1 2025 restated: 575; Change: (25)",
+                  title="Orla Lines Second Quarter 2025 Report", path=["Restatement of First-Quarter Revenue"], doc="q2.md")  # fmt: skip
+    facts = {res.chunk_id: [row_fact("Ferries", {"Q1 2025 as reported": ("600", 1000), "Q1 2025 restated": ("575", 1000),
+                                                 "Change": ("(25)", 1000)})]}  # fmt: skip
+    assert "575" in read("What was Orla Lines' ferries revenue in the first quarter of 2025?", [res], facts).answer
+    assert "600" in read("What ferries revenue did Orla Lines originally report for the first quarter of 2025?", [res], facts).answer
