@@ -16,6 +16,7 @@ may be passed instead of the store.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from stratagraph.graph_store.base import GraphStore
@@ -51,11 +52,17 @@ def _store(store_or_index: Any) -> GraphStore:
 
 
 def normalise_kind(noun: str) -> list[str]:
+    """The concept keys a noun may stand for (:func:`_kind_keys`, parsed once per noun)."""
+    return list(_kind_keys(noun))
+
+
+@lru_cache(maxsize=1024)
+def _kind_keys(noun: str) -> tuple[str, ...]:
     """The concept keys a noun may stand for: its spelling rule's singular, and spaCy's lemma of its last
     word when that differs ("people" -> person; "cities" -> city), without articles."""
     words = [w for w in noun.strip().lower().split() if w not in {"a", "an", "the", "which", "what"}]
     if not words:
-        return []
+        return ()
     keys = [concept_key(" ".join(words))]
     try:
         from stratagraph.text.nlp import load_nlp
@@ -65,7 +72,7 @@ def normalise_kind(noun: str) -> list[str]:
             keys.append(concept_key(" ".join([*words[:-1], lemma])))
     except Exception:  # noqa: BLE001 - no parser: the spelling rule alone
         pass
-    return [k for k in dict.fromkeys(keys) if k]
+    return tuple(k for k in dict.fromkeys(keys) if k)
 
 
 def entities_of_kind(store_or_index: Any, noun: str, limit: int = 20) -> list[KindMatch]:
