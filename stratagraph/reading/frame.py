@@ -62,9 +62,9 @@ from stratagraph.text.question import AnswerType, asked
 
 __all__ = ["Frame", "Name", "frame_of"]
 
-_QUOTED = re.compile(r"[\"“‘']([^\"“”‘’']{3,200})[\"”’']")
+_QUOTED = re.compile(r"(?<![^\W_])[\"“‘']([^\"“”‘’']{3,200})[\"”’'](?![^\W_])")  # an apostrophe inside a word ("Orla's") opens and closes no title
 _MONEY = re.compile(r"\b(?:how much(?! of\b)|cost|costs|spend|spent|spending|budget|budgeted|revenue|price|pay|paid|fund|funding|"
-                    r"income|expense|salary|sales|profit|fee|fees|charge|dollars?|euros?|pounds)\b", re.IGNORECASE)  # fmt: skip
+                    r"income|expense|salary|sales|profit|fee|fees|charge|dollars?|euros?|pounds|earn(?:s|ed|ings)?|brings? in|brought in)\b", re.IGNORECASE)  # fmt: skip
 _PERCENT = re.compile(r"\b(?:percent|percentage|share|proportion|margin)\b|%", re.IGNORECASE)
 _LINKS = frozenset("of the and & de la von van der del du for".split())
 
@@ -319,11 +319,16 @@ def _names(doc: Any, question: str) -> list[Name]:
         if ent.label_ in NUMERIC_LABELS or not any(t.text[:1].isupper() for t in ent):
             continue  # a date or amount, or lower-case words the tagger took for a name
         toks = [t for t in ent if not (t.i == ent.start and t.lower_ in ("the", "a", "an"))]
-        while toks and toks[-1].tag_ == "POS":
-            toks.pop()
-        if toks:
-            start, end = toks[0].idx, toks[-1].idx + len(toks[-1])
-            found.append((start, end, Name(question[start:end], ent.label_)))
+        parts: list[list[Any]] = [[]]
+        for t in toks:  # "Brightcairn's Analytics Suite": the owner and the thing it owns are two names
+            if t.tag_ == "POS":
+                parts.append([])
+            else:
+                parts[-1].append(t)
+        for part in parts:
+            if part and any(t.text[:1].isupper() for t in part):
+                start, end = part[0].idx, part[-1].idx + len(part[-1])
+                found.append((start, end, Name(question[start:end], ent.label_)))
     run: list[Any] = []
     for t in [*doc, None]:
         proper = t is not None and t.text[:1].isupper() and (t.pos_ == "PROPN" or (t.i > 0 and t.pos_ in ("NOUN", "ADJ")))

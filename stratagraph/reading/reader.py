@@ -3,8 +3,9 @@
 no-LLM answer is this, and with a chat model it is the fallback when the model's answer is unusable.
 
 The question's frame (:func:`~stratagraph.reading.frame.frame_of`), with the noun phrases that the evidence's
-headings and table rows name taken as names (:func:`named_by_structure`), decides the reading, over the
-documents the question says the answer is said in when it names one (:func:`from_source`), in this order:
+headings and table rows name taken as names (:func:`named_by_structure`) and without those every sentence is
+about (:func:`telling_names`), decides the reading, over the documents the question says the answer is said in
+when it names one (:func:`from_source`), in this order:
 
 1. a choice between two options, or "before or after": decided from cited dates or numbers
    (:mod:`~stratagraph.reading.choice`); "more or less ... than ...": the difference, with the option it
@@ -37,7 +38,7 @@ from stratagraph.reading.arithmetic import Figure, compute, render
 from stratagraph.reading.choice import decide_choice
 from stratagraph.reading.frame import Frame, Name, frame_of
 from stratagraph.reading.result import Reading, not_found
-from stratagraph.reading.sections import names_headings, read_document, read_section
+from stratagraph.reading.sections import names_headings, read_document, read_section, section_superlative
 from stratagraph.reading.sentences import Sentence, sentences
 from stratagraph.reading.series import period_superlative
 from stratagraph.reading.spans import MIN_ABOUT, about, best_candidate, figure_of, read_span, relation
@@ -49,7 +50,7 @@ from stratagraph.text.lexicon import CAUSE_MARKERS, DATE_NOUNS, DOCUMENT_NOUNS, 
 from stratagraph.text.periods import find_periods
 from stratagraph.text.question import AnswerType
 
-__all__ = ["figures", "from_source", "named_by_structure", "names_one", "of_member", "own_words", "read", "read_number", "scored_number"]
+__all__ = ["figures", "from_source", "telling_names", "named_by_structure", "names_one", "of_member", "own_words", "read", "read_number", "scored_number"]
 
 Facts = Mapping[str, Sequence[Mapping[str, Any]]]
 
@@ -63,6 +64,7 @@ def read(question: str | Frame, passages: Sequence[Evidence], facts: Facts | Non
         return not_found("no evidence")
     frame = named_by_structure(frame, sents)
     sents = from_source(frame, sents)
+    frame = telling_names(frame, sents)
     if not (frame.names or frame.relation or frame.measures or frame.plan or frame.periods):
         return not_found("the question names nothing to look for")
     if frame.type == AnswerType.CHOICE and frame.plan is not None and set(frame.options) <= MAGNITUDES:
@@ -71,7 +73,7 @@ def read(question: str | Frame, passages: Sequence[Evidence], facts: Facts | Non
         return decide_choice(frame, sents)
     if frame.plan is not None:
         return _compute(frame, sents)
-    for special in (count_over, section_total, set_sum, period_superlative, superlative):
+    for special in (count_over, section_total, set_sum, period_superlative, section_superlative, superlative):
         found = special(frame, sents)
         if found is not None:
             return found
@@ -114,6 +116,7 @@ def named_by_structure(frame: Frame, sents: Sequence[Sentence]) -> Frame:
     (a definite description with one referent there); the noun the question asks for ("which *river*") names
     no heading."""
     labels = {h for s in sents for h in s.passage.section_path} | {s.label for s in sents if s.label}
+    frame = _years_in_names(frame, labels)
     if frame.plan is not None and names_one(frame.plan.joined, labels):  # "the Streets and Bridges": a heading
         frame = replace(frame, plan=None, names=(*frame.names, Name(frame.plan.joined, "HEADING")))
     added = []
@@ -129,6 +132,28 @@ def named_by_structure(frame: Frame, sents: Sequence[Sentence]) -> Frame:
         if named and (len(words) >= 2 or len(named) == 1):
             added.append(Name(phrase, "HEADING"))
     return replace(frame, names=(*frame.names, *added)) if added else frame
+
+
+def _years_in_names(frame: Frame, labels: Iterable[str]) -> Frame:
+    """A year the question writes right after a capitalised word, as a heading or row label of the evidence
+    writes the two ("the Series 2019 bonds": a row "Interest — Series 2019 Bonds"), is part of that name,
+    not a period the question asks about."""
+    folded = [" ".join(label.casefold().split()) for label in labels]
+    periods, added = [], []
+    for p in frame.periods:
+        text = frame.question[p.start : p.end]
+        before = frame.question[: p.start].split()
+        word = before[-1] if before else ""
+        if text.isdigit() and word[:1].isupper() and word.isalpha():
+            phrase = f"{word} {text}"
+            if any(re.search(rf"\b{re.escape(phrase.casefold())}\b", label) for label in folded):
+                added.append(Name(phrase, "HEADING"))
+                continue
+        periods.append(p)
+    if not added:
+        return frame
+    names = tuple(n for n in frame.names if not any(n.text in a.text for a in added))
+    return replace(frame, periods=tuple(periods), names=(*names, *added))
 
 
 def names_one(joined: str, labels: Iterable[str]) -> bool:
@@ -159,6 +184,19 @@ def scored_number(question: str | Frame, sents: Sequence[Sentence], level: bool 
 #: the words that tell periods apart ("the *second quarter*", "the end of *December*"): an operand that differs
 #: from the others only by them is told apart by its period, not by its words
 _PERIODISH = frozenset(f for w in [*PERIOD_WORDS, *DATE_NOUNS, *ORDINALS, *MONTHS] for f in forms(w))
+
+
+def telling_names(frame: Frame, sents: Sequence[Sentence]) -> Frame:
+    """The frame without the names that every sentence of the evidence is about (the organisation whose
+    budget is the only document read: its title holds the name for every line), when other names remain: such a
+    name tells no sentence from another, and with it every line of the document would be about the question
+    ("which division carries the Billing Systems line" of Larkmere's budget is about Billing Systems)."""
+    if len(frame.names) < 2:
+        return frame
+    everywhere = {name for name in frame.names if all(about(s, replace(frame, names=(name,))) >= 0.95 for s in sents)}
+    if not everywhere or len(everywhere) == len(frame.names):
+        return frame
+    return replace(frame, names=tuple(n for n in frame.names if n not in everywhere))
 
 
 def from_source(frame: Frame, sents: Sequence[Sentence]) -> list[Sentence]:

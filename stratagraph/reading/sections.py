@@ -23,16 +23,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from decimal import Decimal
 
+from stratagraph.answers import Computation
 from stratagraph.reading.frame import Frame
 from stratagraph.reading.result import Reading, not_found
 from stratagraph.reading.sentences import Sentence
 from stratagraph.reading.spans import MIN_ABOUT, about, relation
-from stratagraph.reading.tables import heading_text
-from stratagraph.reading.words import content_forms, forms
+from stratagraph.reading.tables import TableCell, best_cell, cells_of, derived_columns, heading_text, period_pair
+from stratagraph.reading.words import content_forms, forms, word_forms
+from stratagraph.text.amounts import is_total_label
 from stratagraph.text.lexicon import STRUCTURAL_NOUNS, SUMMARY_HEADINGS
+from stratagraph.text.question import AnswerType
 
-__all__ = ["names_headings", "read_document", "read_section"]
+__all__ = ["names_headings", "read_document", "read_section", "section_superlative"]
 
 #: the least share of the question's relation words the answering sentence must hold (ours)
 MIN_SECTION_RELATION = 0.5
@@ -129,3 +133,64 @@ def read_document(frame: Frame, sents: Sequence[Sentence]) -> Reading:
     s = best[1]
     return Reading(kind="section", answer=s.passage.title, citations=[s.quote()], type="document", score=round(best[0], 4),
                    reason=f"the title of the {frame.focus} whose sentence holds the question")  # fmt: skip
+
+
+def section_superlative(frame: Frame, sents: Sequence[Sentence]) -> Reading | None:
+    """"Which part of the Water Utility grows fastest", "which division gets the largest budget" (BAG-RAG
+    §3.2's bottom-up aggregation: a section stands for its total row): over the sections with a total row
+    under the heading the question names (every such section of the evidence when it names none), each
+    section's total in the column asked, or its change between the two periods asked (as a share of the
+    earlier amount when the question asks in percentage terms, "grows fastest in percentage terms"); the answer
+    is the heading of the largest (smallest), cited with its total row. None when the question asks for no
+    section, or fewer than two sections have a total."""
+    if not frame.superlative or not (frame.type == AnswerType.SECTION or (
+            frame.type in (AnswerType.THING, AnswerType.ORG) and names_headings(frame, sents))):  # fmt: skip
+        return None
+    cells = cells_of([s for s in sents if s.is_row and is_total_label(s.label) and s.passage.section_path])
+    derived = derived_columns(cells)
+    by_section: dict[tuple[str, ...], list[TableCell]] = {}
+    for c in cells:
+        by_section.setdefault(tuple(c.row.passage.section_path), []).append(c)
+    under = _named_parent(frame, list(by_section))
+    values: list[tuple[Decimal, tuple[str, ...], TableCell, str]] = []
+    for path, row in by_section.items():
+        if under is not None and not (len(path) > len(under) and path[: len(under)] == under):
+            continue
+        pair = period_pair(row, frame) if frame.change or frame.percent else None
+        if pair is not None:
+            old, new = pair
+            if frame.percent:
+                if old.figure.value == 0:
+                    continue
+                value = (new.figure.value - old.figure.value) / abs(old.figure.value) * 100
+                how = f"({new.figure.quantity.raw} - {old.figure.quantity.raw}) / {old.figure.quantity.raw}"
+            else:
+                value, how = new.figure.value - old.figure.value, f"{new.figure.quantity.raw} - {old.figure.quantity.raw}"
+            values.append((value, path, new, how))
+            continue
+        cell = best_cell(row, frame, derived)
+        if cell is not None:
+            values.append((cell.figure.value, path, cell, cell.figure.quantity.raw))
+    if len(values) < 2:
+        return None
+    pick = max if frame.superlative == "max" else min
+    value, path, cell, _ = pick(values, key=lambda v: v[0])
+    label = heading_text(path[-1])
+    comp = Computation(operation=frame.superlative, expression=f"{frame.superlative}(" + ", ".join(
+        f"{heading_text(p[-1])}: {how}" for _, p, _, how in values) + ")",
+        operands=[c.figure.operand() for _, _, c, _ in values], result=label)  # fmt: skip
+    return Reading(kind="section", answer=label, citations=[cell.figure.citation], computed=comp, type="section", score=1.0,
+                   reason=f"the {frame.superlative} of the totals of {len(values)} sections: {label}")  # fmt: skip
+
+
+def _named_parent(frame: Frame, paths: Sequence[tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The deepest heading path prefix whose last heading holds every word of one of the question's names
+    ("the Water Utility": "2.2 Water Utility"), among the given paths; None when no heading holds a name."""
+    best: tuple[str, ...] | None = None
+    for path in paths:
+        for depth in range(len(path)):
+            words = word_forms(heading_text(path[depth]))
+            if any(n.forms and all(w & words for w in n.forms) for n in frame.names):
+                if best is None or depth + 1 > len(best):
+                    best = path[: depth + 1]
+    return best

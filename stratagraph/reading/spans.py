@@ -98,17 +98,23 @@ _NAMED = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "WORK_OF_ART",
 def about(sentence: Sentence, frame: Frame) -> float:
     """How much the sentence is about the frame's names (module docstring, rule 1): the best name's score,
     raised by the others' (a sentence about all the question names is more about it than one about one of
-    them); 1 without names."""
-    scores = _name_scores(sentence, frame)
-    if not scores:
+    them); 1 without names. A sentence that, where it would name one of them, names another thing of its kind
+    instead (a row under "4.3 Billing Division" for "the Metering Division") is about that other thing:
+    :data:`OTHER_OF_KIND` of it."""
+    scored = _name_scores(sentence, frame)
+    if not scored:
         return 1.0
+    scores = [score for score, _ in scored]
     top = max(scores)
-    if top < MIN_ABOUT or len(scores) == 1:
-        return top
-    return top * (0.8 + 0.2 * sum(scores) / len(scores))
+    if top >= MIN_ABOUT and len(scores) > 1:
+        top *= 0.8 + 0.2 * sum(scores) / len(scores)
+    return top * (OTHER_OF_KIND if any(other for _, other in scored) else 1.0)
 
 
-def _name_scores(sentence: Sentence, frame: Frame) -> list[float]:
+def _name_scores(sentence: Sentence, frame: Frame) -> list[tuple[float, bool]]:
+    """Each name's score in the sentence, and whether the sentence names another thing of its kind in its
+    place (its head word after a capitalised word the name lacks, every time, in the sentence or else in the
+    innermost heading that says the head word, while the name's own words are not all there)."""
     out = []
     for name in frame.names:
         words = name.forms
@@ -119,11 +125,17 @@ def _name_scores(sentence: Sentence, frame: Frame) -> list[float]:
         last = bool(words[-1] & (sentence.forms | sentence.context))
         score = max(own, 0.95 * ctx)
         hits, others = _heads(sentence.text, name.text)
-        if score < 1.0 and last and score >= 0.5 and not (hits and others == hits):
+        if not hits:  # the head word held by the heading path only: the innermost heading that says it decides
+            for heading in reversed(sentence.passage.section_path):
+                hits, others = _heads(heading, name.text)
+                if hits:
+                    break
+        instead = bool(hits) and others == hits and ctx < 1.0
+        if score < 1.0 and last and score >= 0.5 and not instead:
             score = max(score, 0.75)
         elif others:  # "the combined budget of the Police Department and the Fire Department": not its own
             score *= SHARED_NAME
-        out.append(score)
+        out.append((score, instead))
     return out
 
 
@@ -144,6 +156,25 @@ def _heads(text: str, name: str) -> tuple[int, int]:
     others = [i for i in hits if words[i - 1][:1].isupper() and words[i - 1].casefold() not in mods
               and words[i - 1].casefold() not in ("the", "a", "an")]  # fmt: skip
     return len(hits), len(others)
+
+
+def _amount_of_named_row(frame: Frame) -> bool:
+    """Whether the question asks for an amount of money by a noun that says its kind ("what County Levy
+    *income*"), not for a share of it ("what *share* of revenue")."""
+    return frame.type == AnswerType.NUMBER and frame.money and not frame.percent
+
+
+def _names_row(sentence: Sentence, frame: Frame) -> bool:
+    """Whether the sentence is a table row the question names: its label holds every word of one of the
+    question's names, and the question says every word of the label ("County Levy"; "Interest — Series 2019
+    Bonds" for "the interest on the Series 2019 bonds"; not "Operating budget proposed by the General Manager"
+    for "the General Manager")."""
+    if not sentence.is_row:
+        return False
+    label = content_forms(sentence.label)
+    held = frozenset(f for w in label for f in w)
+    said = frame.name_forms | frozenset(f for w in frame.relation for f in forms(w))
+    return all(w & said for w in label) and any(name.forms and all(w & held for w in name.forms) for name in frame.names)
 
 
 def _measure_held(sentence: Sentence, frame: Frame) -> bool:
@@ -201,6 +232,9 @@ def relation(sentence: Sentence, frame: Frame, weights: dict[str, float] | None 
         f = forms(w)
         if w == frame.focus and _holds_kind(sentence, frame):
             held += weight[w]  # "which vessel": a sentence naming what the graph types as a vessel speaks of one
+            continue
+        if w == frame.focus and _amount_of_named_row(frame) and _names_row(sentence, frame):
+            held += weight[w]  # "what County Levy *income*": the row the question names is of the kind it says
             continue
         held += weight[w] * (1.0 if f & (sentence.forms | own) else 0.5 if f & sentence.context else 0.0)
     if frame.measures and _measure_held(sentence, frame):
@@ -490,6 +524,8 @@ def _anchors(sentence: Sentence, frame: Frame) -> list[tuple[int, float]]:
 
 #: a name's score in a sentence that also names another thing of its kind (ours)
 SHARED_NAME = 0.75
+#: a sentence's "about" when it names another thing of a question name's kind in its place (ours)
+OTHER_OF_KIND = 0.5
 #: what being an argument of an asked verb adds to a candidate's nearness (ours)
 ROLE = 1.5
 #: what a span that states an asked relation by convention (a life span's year for "born") adds to nearness
@@ -755,7 +791,8 @@ def _misses_a_slot(row: Sentence, frame: Frame, weights: dict[str, float]) -> bo
     said another way ("plant" for "facility"), by weight (:func:`specificity`): the row may miss a quarter of
     the nouns' weight. A noun the evidence holds nowhere, or one that names the answer's form, is no slot."""
     held = row.forms | row.context | row.heading
-    slots = [w for w in frame.relation if w in frame.nouns and weights.get(w, 0.0) > 0 and w not in SHAPE_NOUNS]
+    slots = [w for w in frame.relation if w in frame.nouns and weights.get(w, 0.0) > 0 and w not in SHAPE_NOUNS
+             and not (w == frame.focus and _amount_of_named_row(frame) and _names_row(row, frame))]  # fmt: skip
     missing = sum(weights[w] for w in slots if not (forms(w) & held))
     return missing > SLOT_SLACK * sum(weights[w] for w in slots)
 

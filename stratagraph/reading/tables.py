@@ -44,7 +44,7 @@ from stratagraph.text.periods import agreement, find_periods
 from stratagraph.text.question import AnswerType
 
 __all__ = ["TableCell", "cells_of", "column_figures", "column_fit", "count_over", "derived_columns", "exact_cell", "one_row", "rounded", "row_candidates", "same_row",
-           "section_total", "set_sum", "superlative"]  # fmt: skip
+           "section_total", "set_sum", "superlative", "best_cell", "period_pair"]  # fmt: skip
 
 _NUMBERING = re.compile(r"^\s*(?:(?:section|chapter|part)\s+)?(?:\d+(?:\.\d+)*\.?|[ivxlc]+\.|[a-z]\))\s+", re.IGNORECASE)
 
@@ -193,7 +193,7 @@ def _period_verdict(frame: Frame, column: str) -> bool | None:
     return agreement(frame.periods, find_periods(column)) if frame.periods else None
 
 
-def _best_cell(cells: Sequence[TableCell], frame: Frame, derived: set[tuple[str, str]]) -> TableCell | None:
+def best_cell(cells: Sequence[TableCell], frame: Frame, derived: set[tuple[str, str]]) -> TableCell | None:
     cells = [c for c in cells if _period_verdict(frame, c.column) is not False]  # never a cell of another period
     if not cells:
         return None
@@ -258,7 +258,7 @@ def set_sum(frame: Frame, sents: Sequence[Sentence]) -> Reading | None:
                 per_section.setdefault(c.row.passage.section_id or c.row.passage.chunk_id, []).append(c)
         chosen: list[tuple[float, TableCell]] = []
         for group in per_section.values():
-            best = _best_cell(group, frame, derived)
+            best = best_cell(group, frame, derived)
             if best is None:
                 continue
             where = _section_forms(best.row)
@@ -311,7 +311,7 @@ def section_total(frame: Frame, sents: Sequence[Sentence]) -> Reading | None:
         derived = derived_columns(group)
         per_child: dict[str, TableCell] = {}
         for child in dict.fromkeys(c.row.passage.section_path[-1] for c in group):
-            cell = _best_cell([c for c in group if c.row.passage.section_path[-1] == child], frame, derived)
+            cell = best_cell([c for c in group if c.row.passage.section_path[-1] == child], frame, derived)
             if cell is not None:
                 per_child[child] = cell
         if len(per_child) >= 2 and fit >= 0.5 and (best is None or fit > best[0]):
@@ -485,20 +485,20 @@ def _row_values(group: Sequence[TableCell], frame: Frame, derived: set[tuple[str
         cell = None
         if frame.change:
             cell = next((c for c in row if (c.row.passage.chunk_id, c.column) in derived), None)
-            pair = _period_pair(row, frame) if cell is None else None
+            pair = period_pair(row, frame) if cell is None else None
             if pair is not None:
                 old, new = pair
                 q = Quantity(value=new.figure.value - old.figure.value, unit=new.figure.unit, scale=new.figure.quantity.scale,
                              currency=new.figure.quantity.currency, raw=f"{new.figure.quantity.raw} - {old.figure.quantity.raw}")  # fmt: skip
                 cell = TableCell(row=new.row, column="change", figure=Figure(quantity=q, citation=new.figure.citation,
                                  label=new.figure.label, row=label, column="change"))  # fmt: skip
-        cell = cell or _best_cell(row, frame, derived)
+        cell = cell or best_cell(row, frame, derived)
         if cell is not None:
             out.append(cell)
     return out
 
 
-def _period_pair(row: Sequence[TableCell], frame: Frame) -> tuple[TableCell, TableCell] | None:
+def period_pair(row: Sequence[TableCell], frame: Frame) -> tuple[TableCell, TableCell] | None:
     years = sorted({p.year for p in frame.periods if p.year is not None})
     if len(years) < 2:
         return None

@@ -161,7 +161,8 @@ AMOUNT_VERBS = frozenset("cost weigh earn charge pay measure total amount spend 
 #: nouns of money a count may be of ("how many *dollars*")
 CURRENCY_NOUNS = frozenset("dollar euro pound yen franc krona crown cent penny".split())
 #: phrasal verbs that say the same as an amount verb ("how much is *set aside* for overtime")
-AMOUNT_PHRASES = frozenset({("set", "aside"), ("put", "aside"), ("set", "apart")})
+AMOUNT_PHRASES = frozenset({("set", "aside"), ("put", "aside"), ("set", "apart"), ("bring", "in"), ("take", "in"), ("pull", "in"),
+                            ("rake", "in")})  # fmt: skip
 #: words that mark a statement as a forecast, not a result ("we *expect* revenue of $150 million", "*guidance*")
 FORECAST_WORDS = frozenset("expect forecast project anticipate predict guidance outlook estimate guide".split())
 #: nouns that name the form of an answer, not what it is about ("what revenue *range*", "what *figure*")
@@ -244,8 +245,9 @@ COMPARE_LESS = frozenset("less fewer smaller lower shorter lighter shallower nar
 COMPARE_EARLIER = frozenset("first earlier earliest older oldest before sooner previously initially".split())
 COMPARE_LATER = frozenset("later latest younger youngest newer newest after last recent recently".split())
 #: superlatives asking for the largest / the smallest member of a set ("which item grew *the most*")
-SUPERLATIVE_MAX = frozenset("largest biggest highest greatest most longest tallest heaviest deepest widest top".split())
-SUPERLATIVE_MIN = frozenset("smallest lowest least fewest shortest lightest shallowest narrowest".split())
+SUPERLATIVE_MAX = frozenset("largest biggest highest greatest most longest tallest heaviest deepest widest top fastest "
+                            "quickest".split())  # "grows fastest": the largest growth
+SUPERLATIVE_MIN = frozenset("smallest lowest least fewest shortest lightest shallowest narrowest slowest".split())
 MIN_WORDS = SUPERLATIVE_MIN | COMPARE_LESS
 #: words that only say an operation or a number is wanted: never what is measured
 OPERATION_WORDS = (

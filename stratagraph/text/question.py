@@ -21,7 +21,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
-from stratagraph.text.lexicon import AMOUNT_VERBS, AUXILIARIES, HOW_NUMBER, NOUN_TYPES, QUESTION_WORDS, STRUCTURAL_NOUNS
+from stratagraph.text.lexicon import AMOUNT_PHRASES, AMOUNT_VERBS, AUXILIARIES, HOW_NUMBER, NOUN_TYPES, QUESTION_WORDS, STRUCTURAL_NOUNS
 from stratagraph.text.nlp import load_nlp
 
 __all__ = ["LABELS", "LABEL_ALIASES", "Asked", "AnswerType", "asked", "choice_options", "expected_labels", "last_sentence"]
@@ -134,7 +134,7 @@ def asked(question: str) -> Asked:
             return Asked(AnswerType.REASON, w)
         if w == "how":
             return Asked(AnswerType.NUMBER, nxt) if nxt in HOW_NUMBER else Asked(AnswerType.THING, "how")
-        if w == "what" and tok.head.lemma_.lower() in AMOUNT_VERBS and tok.dep_ in ("dobj", "dep", "nsubj", "attr"):
+        if w == "what" and _amount_verb(tok.head) and tok.dep_ in ("dobj", "dep", "nsubj", "attr"):
             return Asked(AnswerType.NUMBER, "what")  # "what did X *spend* on Y", "what does X cost"
         noun = head_noun(doc, tok.i)
         run = []
@@ -153,13 +153,20 @@ def asked(question: str) -> Asked:
     return Asked(AnswerType.THING)
 
 
+def _amount_verb(verb: Any) -> bool:
+    """A verb that states an amount: "cost", "spend" (:data:`AMOUNT_VERBS`), or a phrasal one, "bring in",
+    "set aside" (:data:`AMOUNT_PHRASES`)."""
+    lemma = verb.lemma_.lower()
+    return lemma in AMOUNT_VERBS or any((lemma, c.lower_) in AMOUNT_PHRASES for c in verb.children if c.dep_ in ("prt", "advmod"))
+
+
 def _relative(tok: Any) -> bool:
     """A wh-word that opens a relative clause ("the body *whose* review ...", "the film *which* won"), not the
     question."""
     node = tok
     for _ in range(8):
-        if node.dep_ in ("relcl", "acl"):
-            return True
+        if node.dep_ in ("relcl", "acl"):  # unless the parse has no main verb: "In X's plan, which section
+            return node.sent.root.pos_ in ("VERB", "AUX")  # holds Y?" is a question after a fronted phrase
         if node.head.i == node.i:
             return False
         node = node.head

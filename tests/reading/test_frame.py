@@ -29,6 +29,12 @@ from stratagraph.text.question import AnswerType
         # a wh-word of a relative clause is not the question's
         ("The two reports disagree about the fleet whose engines failed. What count does the audit give?",
          AnswerType.NUMBER, "count"),
+        # a question after a fronted phrase, which the small parser reads as a relative clause on its noun
+        ("In the Orla ferry plan, which section covers the harbour dredging?", AnswerType.SECTION, "section"),
+        ("For the Brin library, which department holds the archive line?", AnswerType.ORG, "department"),
+        # a phrasal verb that states an amount
+        ("What did Orla's ferry service bring in during 2026?", AnswerType.NUMBER, "what"),
+        ("What did the harbour board set aside for dredging?", AnswerType.NUMBER, "what"),
     ],
 )
 def test_expected_type(question: str, kind: AnswerType, focus: str) -> None:
@@ -157,3 +163,11 @@ def test_a_question_of_a_relative_clause_reads_the_clause_as_identifying() -> No
 )
 def test_where_the_answer_is_said(question: str, source: str) -> None:
     assert frame_of(question).source == source
+
+
+def test_a_possessive_inside_a_name_makes_two_names_and_an_apostrophe_no_title() -> None:
+    f = frame_of("What did Tessel's Harbour Pilots Service bring in during 2026?")
+    assert [n.text for n in f.names] == ["Tessel", "Harbour Pilots Service"] and f.money
+    f = frame_of("What is Orla's Harbour Board's budget for 2027?")
+    assert [n.text for n in f.names] == ["Orla", "Harbour Board"]
+    assert [n.text for n in frame_of("What rate does 'Salt Fronts in Laid Paper' report?").names] == ["Salt Fronts in Laid Paper"]

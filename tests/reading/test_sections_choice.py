@@ -37,3 +37,36 @@ def test_a_difference_of_two_prose_figures() -> None:
     got = read("How many more people live in Dunmere than in Harrow Cross?", ev)
     assert (got.kind, got.answer) == ("computed", "8,100")
     assert not read("How many more people live in Dunmere than in Sallow Ford?", ev).found  # an operand missing
+
+
+def test_the_unit_of_a_line_when_the_title_names_the_body_every_line_belongs_to() -> None:
+    title = "Orla Water Board Budget 2027"
+    intro = passage("The operating budget covers three divisions. Both the Pumping and Metering divisions carry "
+                    "separate Energy lines.", title=title, path=["4 Operating Budget"], n=0)  # fmt: skip
+    rows = passage("Line item | FY2026 | FY2027\nPersonnel; FY2026: 610; FY2027: 655\nPostage; FY2026: 88; FY2027: 91",
+                   title=title, path=["4 Operating Budget", "4.3 Billing Division"], n=1)  # fmt: skip
+    got = read("Which division of the Orla Water Board carries the Postage line?", [intro, rows])
+    assert (got.kind, got.answer) == ("section", "Billing Division")
+    got = read("In the Orla Water Board's budget, which section contains the Postage line?", [intro, rows])
+    assert (got.kind, got.answer) == ("section", "Billing Division")
+
+
+def test_the_part_of_a_named_unit_that_grows_most_is_read_from_its_sections_totals() -> None:
+    from tests.reading.conftest import row_fact
+
+    def unit(path: list[str], rows: dict[str, tuple[str, str]], n: int) -> tuple:
+        lines = ["Line item | FY2026 Actual | FY2027 Budget"] + [f"{k}; FY2026 Actual: {a}; FY2027 Budget: {b}" for k, (a, b) in rows.items()]
+        ev = passage("\n".join(lines), title="Town of Brin Budget", path=path, n=n)
+        return ev, [row_fact(k, {"FY2026 Actual": (a, 1000), "FY2027 Budget": (b, 1000)}) for k, (a, b) in rows.items()]
+
+    parts = [unit(["3 Harbour Services", "3.1 Pilotage"], {"Personnel": ("900", "950"), "Total": ("1,200", "1,290")}, 0),
+             unit(["3 Harbour Services", "3.2 Dredging"], {"Contracts": ("400", "520"), "Total": ("410", "530")}, 1),
+             unit(["3 Harbour Services", "3.2 Dredging", "3.2.1 Silt Survey"], {"Contracts": ("50", "58"), "Total": ("50", "58")}, 2),
+             unit(["4 Parks", "4.1 Playgrounds"], {"Equipment": ("20", "45"), "Total": ("20", "45")}, 3)]  # fmt: skip
+    ev, facts = [p for p, _ in parts], {p.chunk_id: f for p, f in parts}
+    got = read("Which part of Brin's Harbour Services budget grows fastest in percentage terms from FY2026 to FY2027?", ev, facts)
+    assert (got.kind, got.answer) == ("section", "Dredging")  # 29% against 7.5% and 16%; Playgrounds is no part of it
+    got = read("Which part of Brin's Harbour Services budget grows the most from FY2026 to FY2027?", ev, facts)
+    assert got.answer == "Dredging"  # 120 against 90 and 8
+    got = read("Which part of the Harbour Services gets the smallest FY2027 budget?", ev, facts)
+    assert got.answer == "Silt Survey"

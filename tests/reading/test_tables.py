@@ -210,3 +210,38 @@ def test_the_first_quarter_is_a_period_not_the_original_figure() -> None:
                                                  "Change": ("(25)", 1000)})]}  # fmt: skip
     assert "575" in read("What was Orla Lines' ferries revenue in the first quarter of 2025?", [res], facts).answer
     assert "600" in read("What ferries revenue did Orla Lines originally report for the first quarter of 2025?", [res], facts).answer
+
+
+def _divisions() -> tuple[list, dict]:
+    """Three units whose headings share their head noun ("... Division"); every one has a Personnel line."""
+    tables = [("4.1 Pumping Division", ("2,100", "2,240", "140")), ("4.2 Metering Division", ("930", "975", "45")),
+              ("4.3 Billing Division", ("610", "655", "45"))]  # fmt: skip
+    ev, facts = [], {}
+    for n, (section, cells) in enumerate(tables):
+        p, f = _table(section, {"Personnel": cells, "Total": cells}, n)
+        p = p.model_copy(update={"section_path": ["4. Operations", section]})
+        ev.append(p)
+        facts[p.chunk_id] = f
+    return ev, facts
+
+
+def test_a_row_under_another_unit_of_the_named_kind_is_not_about_the_name() -> None:
+    ev, facts = _divisions()
+    for unit, want in (("Metering Division", "975"), ("Billing Division", "655"), ("Pumping Division", "2,240")):
+        got = read(f"What does the Town of Brin budget in FY2027 for personnel in the {unit}?", ev, facts)
+        assert got.found and want in got.answer, (unit, got.answer)
+
+
+def test_a_year_the_labels_write_in_a_name_is_no_period() -> None:
+    ev, facts = _table("5.1 Debt Service", {"Principal — Series 2031 Bonds": ("700", "720", "20"),
+                                            "Interest — Series 2031 Bonds": ("310", "296", "(14)"),
+                                            "Interest — Series 2035 Notes": ("85", "90", "5")}, 0)  # fmt: skip
+    got = read("What interest payment on the Series 2031 bonds does the Town of Brin budget for FY2027?", [ev], {ev.chunk_id: facts})
+    assert got.found and "296" in got.answer
+
+
+def test_a_row_the_question_names_is_of_the_kind_its_noun_says() -> None:
+    ev, facts = _table("1.1 Revenue by Source", {"State Grant": ("4,100", "4,350", "250"), "Harbour Dues": ("610", "640", "30"),
+                                                 "Other Income": ("75", "80", "5")}, 0)  # fmt: skip
+    got = read("What Harbour Dues income does the Town of Brin budget for FY2027?", [ev], {ev.chunk_id: facts})
+    assert got.found and "640" in got.answer
