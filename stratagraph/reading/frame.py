@@ -63,7 +63,7 @@ from stratagraph.text.question import AnswerType, asked
 __all__ = ["Frame", "Name", "frame_of"]
 
 _QUOTED = re.compile(r"(?<![^\W_])[\"“‘']([^\"“”‘’']{3,200})[\"”’'](?![^\W_])")  # an apostrophe inside a word ("Orla's") opens and closes no title
-_MONEY = re.compile(r"\b(?:how much(?! of\b)|cost|costs|spend|spent|spending|budget|budgeted|revenue|price|pay|paid|fund|funding|"
+_MONEY = re.compile(r"\b(?:how much(?! of\b)|cost|costs|spend|spent|spending|budget|budgeted|revenue|price|pay|paid|payments?|fund|funding|"
                     r"income|expense|salary|sales|profit|fee|fees|charge|dollars?|euros?|pounds|earn(?:s|ed|ings)?|brings? in|brought in)\b", re.IGNORECASE)  # fmt: skip
 _PERCENT = re.compile(r"\b(?:percent|percentage|share|proportion|margin)\b|%", re.IGNORECASE)
 _LINKS = frozenset("of the and & de la von van der del du for".split())
@@ -183,6 +183,7 @@ def frame_of(question: str) -> Frame:
                        (t.lower_ for t in doc) if w in QUANTIFIERS), None)  # fmt: skip
     threshold = _threshold(question) if what.focus == "many" else None
     computation = plan(doc) if threshold is None else None  # "how many items exceed $500": a count, no difference
+    source = _source(doc)
     return Frame(
         question=question,
         type=what.type,
@@ -203,7 +204,7 @@ def frame_of(question: str) -> Frame:
         quantifier=quantifier,
         threshold=threshold,
         actual=any(t.tag_ == "VBD" for t in doc) and not lemmas & FORECAST_WORDS,
-        source=_source(doc),
+        source=source,
     )
 
 

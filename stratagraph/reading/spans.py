@@ -159,9 +159,9 @@ def _heads(text: str, name: str) -> tuple[int, int]:
 
 
 def _amount_of_named_row(frame: Frame) -> bool:
-    """Whether the question asks for an amount of money by a noun that says its kind ("what County Levy
-    *income*"), not for a share of it ("what *share* of revenue")."""
-    return frame.type == AnswerType.NUMBER and frame.money and not frame.percent
+    """Whether the question asks for an amount by a noun that may say its kind ("what County Levy *income*"),
+    not for a share of it ("what *share* of revenue")."""
+    return frame.type == AnswerType.NUMBER and not frame.percent
 
 
 def _names_row(sentence: Sentence, frame: Frame) -> bool:

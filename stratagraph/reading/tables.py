@@ -165,6 +165,7 @@ def column_fit(column: str, frame: Frame, derived: bool = False, latest: int = -
         score += 0.25
     head = word_forms(column)
     score += 0.5 * sum(1 for w in frame.relation if forms(w) & head)
+    score += 0.5 * sum(1 for w in content_forms(frame.source) if w & head)  # "Audited figure" for what "the auditor" says
     if derived or any(forms(w) & head for w in DERIVED_COLUMNS):
         score += 1.0 if frame.change else -3.0
     return score + _standing(column, frame)

@@ -184,7 +184,8 @@ SECTION_NAMES = frozenset({
 #: words that name a reporting period or its length ("*quarterly* revenue in Q3"), said by the period itself
 PERIOD_WORDS = frozenset("quarter quarterly annual annually yearly monthly weekly fiscal half year month week".split())
 #: nouns that name a document as a whole ("the *study* that X cites"): they say where a fact is, not what it is
-DOCUMENT_NOUNS = frozenset("paper study article report document publication survey work".split())
+DOCUMENT_NOUNS = frozenset("paper study article report document publication survey work memo memorandum letter "
+                           "transcript filing".split())  # fmt: skip
 #: words that "how" turns into a question for a number: adjectives of size, age, time and rate ("how *high*",
 #: "how *long*") and adverbs of rate or precision, answered by a measured figure ("how *accurately* could it
 #: measure angles": "to 2 arc-seconds"; "how *quickly*": "at 40 km/h")

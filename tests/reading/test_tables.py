@@ -245,3 +245,18 @@ def test_a_row_the_question_names_is_of_the_kind_its_noun_says() -> None:
                                                  "Other Income": ("75", "80", "5")}, 0)  # fmt: skip
     got = read("What Harbour Dues income does the Town of Brin budget for FY2027?", [ev], {ev.chunk_id: facts})
     assert got.found and "640" in got.answer
+
+
+def test_the_source_a_question_names_is_where_not_what_and_its_column_is_the_one_read() -> None:
+    plan = passage("Dredging; FY2026 Actual: 300; FY2027 Budget: 410; Change: 110", title="Town of Brin Budget",
+                   path=["4. Harbour"], doc="budget.md", n=0)  # fmt: skip
+    memo = passage("Item | Budget figure | Reviewed figure | Difference\n"
+                   "Dredging, FY2027; Budget figure: 410; Reviewed figure: 465; Difference: 55",
+                   title="Review Memorandum on the Town of Brin Harbour Budget", path=["2. Differences"], doc="memo.md", n=1)  # fmt: skip
+    facts = {plan.chunk_id: [row_fact("Dredging", {"FY2026 Actual": ("300", 1000), "FY2027 Budget": ("410", 1000),
+                                                   "Change": ("110", 1000)})],
+             memo.chunk_id: [row_fact("Dredging, FY2027", {"Budget figure": ("410", 1000), "Reviewed figure": ("465", 1000),
+                                                           "Difference": ("55", 1000)})]}  # fmt: skip
+    got = read("The reviewer's memo disputes Brin's FY2027 dredging budget. What figure does the reviewer say it should be?",
+               [plan, memo], facts)  # fmt: skip
+    assert got.found and "465" in got.answer
