@@ -4,7 +4,8 @@
 verbatim slice) and the words of its context (document title, heading path, metadata values).
 
 One splitter for every workflow: prose is split into lines first (a heading, a list item or a caption is
-its own sentence), then by spaCy's parser; parses are cached by chunk text.
+its own sentence), the lines of a hard-wrapped sentence joined again (:func:`_continues`), then by spaCy's
+parser; parses are cached by chunk text.
 """
 
 from __future__ import annotations
@@ -237,6 +238,7 @@ def _split(text: str) -> tuple[_Parsed, ...]:
         measure = next((m.group(1) for i in rows if (m := _TOTAL_OF.match(out[i].label))), "")
         for i in rows if measure else ():
             out[i] = replace(out[i], caption=f"{out[i].caption} {measure}".strip())
+    prose = _paragraphs(prose)
     for (offset, line), doc in zip(prose, nlp.pipe([ln for _, ln in prose]), strict=True):
         for sent in doc.sents:
             start, end = offset + sent.start_char, offset + sent.end_char
@@ -245,6 +247,39 @@ def _split(text: str) -> tuple[_Parsed, ...]:
             if end > start:
                 out.append(_Parsed(start, end, parse=sent))
     return tuple(sorted(out, key=lambda p: p.start))
+
+
+#: a line that opens a part of its own (a list item, a heading, a quoted speaker's turn), never a wrapped line's rest
+_OPENS = re.compile(r"^\s*(?:[-*•+]\s|\d+[.)]\s|#|>|\*\*[^*]+:\*\*|[A-Z][\w .'-]{0,40}:\s)")
+#: what a wrapped line may end with when its sentence goes on: no sentence end, or a word that needs one after it
+_ENDS = re.compile(r"[.!?:;]['\"”’)]?\s*$")
+_OPEN_WORDS = frozenset("and or but nor of the a an to in on for with from by at as than that which who whose".split())
+
+
+def _continues(line: str, nxt: str) -> bool:
+    """Whether ``nxt`` goes on with the sentence ``line`` leaves open (a paragraph hard-wrapped over lines, as
+    Markdown and plain text often are): ``line`` ends with no sentence end, ``nxt`` opens no part of its own,
+    and ``nxt`` starts in lower case or with a figure, or ``line`` ends with a comma or a word that needs
+    another after it ("... revenue was $41.6 million and" / "Professional Services revenue was ...")."""
+    if _ENDS.search(line) or _OPENS.match(nxt) or not nxt.strip():
+        return False
+    first = nxt.lstrip()[:1]
+    last = line.rstrip().rsplit(None, 1)[-1].lower() if line.strip() else ""
+    return first.islower() or first.isdigit() or first in "$€£(" or line.rstrip().endswith(",") or last in _OPEN_WORDS
+
+
+def _paragraphs(prose: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Prose lines with the lines of a wrapped sentence joined (:func:`_continues`), the line break read as a
+    space: one character for one, so offsets in the chunk text stay as they were."""
+    out: list[tuple[int, str]] = []
+    for offset, line in prose:
+        if out:
+            start, text = out[-1]
+            if start + len(text) + 1 == offset and _continues(text.rsplit("\n", 1)[-1], line):
+                out[-1] = (start, f"{text}\n{line}")
+                continue
+        out.append((offset, line))
+    return [(start, text.replace("\n", " ")) for start, text in out]
 
 
 def sentences(passages: Sequence[Evidence], facts: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> list[Sentence]:

@@ -129,3 +129,16 @@ def test_a_quantity_asked_by_its_noun_is_the_number_that_noun_takes() -> None:
 def test_a_percentage_answers_no_money_question() -> None:
     ev = [passage("The Harbour Board spent 12% more on dredging, for a total of $4.2 million.", title="Harbour Board")]
     assert read("How much did the Harbour Board spend on dredging?", ev).answer == "$4.2 million"
+
+
+def test_a_sentence_hard_wrapped_over_lines_is_read_whole() -> None:
+    from stratagraph.reading.sentences import sentences
+
+    text = ("We have restated the first-quarter ferry revenue to $12.1 million from $12.6 million, and the first-quarter\n"
+            "cargo revenue to $4.0 million from $4.2 million.\n"
+            "- Fleet: 14 vessels\n"
+            "- Crew: 310")  # fmt: skip
+    ev = [passage(text, title="Orla Ferries Q2 Letter")]
+    got = [s.text for s in sentences(ev)]
+    assert got[0].endswith("from $4.2 million.") and got[1:] == ["- Fleet: 14 vessels", "- Crew: 310"]
+    assert "cargo revenue to $4.0 million" in read("To what figure did Orla restate its first-quarter cargo revenue?", ev).answer
