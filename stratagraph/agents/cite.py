@@ -46,6 +46,11 @@ BYLINE_CHARS = 400
 #: at most this many of the cited document's chunks are read
 MAX_CHUNKS = 40
 
+_CITING = frozenset(f for w in CITING_VERBS for f in forms(w))
+_WORKS = "|".join(sorted(DOCUMENT_NOUNS - {"report", "document", "survey"}))  # "the report", "the survey": a source
+_EARLIER_WORK = re.compile(rf"\b(?:earlier|prior|previous|older|original)\s+(?:[\w-]+\s+)?(?:{_WORKS})\b|"
+                           rf"\b(?:{_WORKS})\s+that\s+(?:first\s+)?(?:proposed|introduced|developed|presented|described)\b",
+                           re.IGNORECASE)
 _MARKER = re.compile(r"\[(\d{1,3})\]|\breference\s+(?:no\.?\s*|number\s+)?(\d{1,3})\b", re.IGNORECASE)
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’-]*[a-z][\w'’-]*|\b[A-Z]{2,}\b")
 _TOKEN = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
@@ -69,8 +74,10 @@ class CitationHop:
 
 def citing_language(question: str) -> bool:
     """Whether the question speaks of what a document cites: a form of "cite", a phrase like "builds on"
-    (:data:`~stratagraph.text.lexicon.CITING_PHRASES`), or a reference marker ("[2]", "reference 2")."""
-    if _MARKER.search(question):
+    (:data:`~stratagraph.text.lexicon.CITING_PHRASES`), a reference marker ("[2]", "reference 2"), or a work
+    told by its place before another ("an *earlier* study", "that *prior* cycle-fade paper", "the paper *that
+    proposed* that model")."""
+    if _MARKER.search(question) or _EARLIER_WORK.search(question):
         return True
     words = [w.casefold() for w in _TOKEN.findall(question)]
     if any(w in CITING_VERBS for w in words):
@@ -135,7 +142,7 @@ def _name_words(question: str) -> set[str]:
     """The question's capitalised words and their hyphen-free parts, folded ("Okonkwo-Hale", "GMET")."""
     out = set()
     for w in _CAPITALISED.findall(question):
-        word = fold(w.strip("'’"))
+        word = fold(re.sub(r"['’]s$", "", w).strip("'’"))  # "Lindahl's": Lindahl
         if not is_stop(word):  # "What", "The" at a sentence's start name nothing
             out.add(word)
     return out
@@ -205,11 +212,13 @@ def _cited(ctx: RetrievalContext, citing: str, ref: Mapping[str, Any]) -> tuple[
 
 # ------------------------------------------------------------------------------------------ 4. what to read there
 def _reading_frame(question: str, identity: frozenset[str]) -> Frame:
-    """The frame of the question's asking part, without the names that identify the citing document."""
+    """The frame of the question's asking part, without the names that identify the citing document and the
+    citing words that say which document it is ("that *cited* study")."""
     asking = last_sentence(question)
     frame = frame_of(asking if asking.strip() != question.strip() else question)
     names = tuple(n for n in frame.names if not all(fold(t) in identity for t in _TOKEN.findall(n.text)))
-    return replace(frame, names=names)
+    relation = tuple(w for w in frame.relation if not (forms(w) & _CITING))  # "that *cited* study": which document
+    return replace(frame, names=names, relation=relation)
 
 
 def _chunks(ctx: RetrievalContext, doc_id: str, frame: Frame) -> list[Evidence]:

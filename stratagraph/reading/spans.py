@@ -744,8 +744,8 @@ def _called(text: str, noun: str, sents: Sequence[Sentence]) -> bool:
 
 
 def _forecast(sentence: Sentence, cand: Candidate) -> bool:
-    """Whether the candidate is stated as a forecast: a forecast word governs it ("we *expect* revenue of
-    $150 million") or names what it is of ("our *guidance* range of 41.5% to 42.5%")."""
+    """Whether the candidate is stated as a forecast: a forecast word governs it within its own clause ("we
+    *expect* revenue of $150 million") or names what it is of ("our *guidance* range of 41.5% to 42.5%")."""
     if sentence.parse is None or cand.head < 0:
         return False
     tok = sentence.parse[cand.head]
@@ -754,7 +754,9 @@ def _forecast(sentence: Sentence, cand: Candidate) -> bool:
             c.dep_ in ("compound", "amod") and c.lemma_.lower() in FORECAST_WORDS for c in t.children
         ):
             return True
-    return False
+        if t.pos_ in ("VERB", "AUX") and t is not tok:
+            return False  # its own clause's verb: a forecast word of another clause ("we *estimate* a rate ... and
+    return False  # obtain an error of 31 years") does not govern it
 
 
 #: a row whose label the question names in part, or a total row it does not name; and any other row (ours)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from stratagraph.text.lexicon import IRREGULAR_VERBS, QUESTION_WORDS
+from stratagraph.text.lexicon import IRREGULAR_VERBS, QUESTION_WORDS, RATE_ADJECTIVES
 from stratagraph.retrieval.porter import stem
 
 __all__ = ["content_forms", "forms", "holds", "is_stop", "matches", "share", "word_forms"]
@@ -43,10 +43,14 @@ def forms(word: str) -> frozenset[str]:
     for v in (w, singular):
         if v in IRREGULAR_VERBS:
             out.add(stem(IRREGULAR_VERBS[v]))
+    if w in RATE_ADJECTIVES:  # "monthly" is "per month"
+        out.add(stem(RATE_ADJECTIVES[w]))
     if len(w) > 5 and w.endswith(("er", "or")):  # an agent noun: director -> direct, founder -> found
         out.add(stem(w[:-2]))
     if len(w) > 6 and w.endswith("tion"):  # a nominalisation: completion -> complet(e)
         out.add(stem(w[:-3] + "e"))
+    if len(w) > 8 and w.endswith("tention"):  # of a -tain verb: retention -> retain, detention -> detain
+        out.add(stem(w[:-7] + "tain"))
     if len(w) > 6 and w.endswith("ment"):  # payment -> pay, shipment -> ship
         out.add(stem(w[:-4]))
     if len(w) > 6 and w.endswith("age"):  # storage -> store, leakage -> leak

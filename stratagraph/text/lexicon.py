@@ -25,6 +25,7 @@ __all__ = [
     "TOOL_NOUNS",
     "TOOL_VERBS",
     "AMOUNT_VERBS",
+    "QUANTITY_VERBS",
     "FORECAST_WORDS",
     "ONLY_ADDING",
     "ORIGINAL_ASKED",
@@ -49,6 +50,7 @@ __all__ = [
     "HAVING_VERBS",
     "HOW_NUMBER",
     "IRREGULAR_VERBS",
+    "RATE_ADJECTIVES",
     "LIFE_VERBS",
     "MEASURES",
     "MIN_WORDS",
@@ -140,7 +142,9 @@ NUMBER_NOUNS = frozenset(
     error bill payment invoice tariff toll fare rent tax levy premium dividend bonus range outlook guidance forecast
     projection target estimate f1 mae rmse mse auc precision recall median mean average threshold lag delay
     latency temperature pressure concentration density frequency yield efficiency uncertainty deviation variance
-    throughput resolution amplitude magnitude intensity dose bias tolerance""".split()
+    throughput resolution amplitude magnitude intensity dose bias tolerance retention drift discharge energy
+    power flow consumption output emissions load velocity conductivity humidity rainfall runoff strength
+    stiffness""".split()
 )
 #: the noun after "which"/"what" -> the answer type it asks for (person, place, organisation, date, number)
 NOUN_TYPES: dict[str, str] = {
@@ -153,11 +157,14 @@ NOUN_TYPES: dict[str, str] = {
 
 #: verbs of having and containing ("how many hours does the corpus *hold*", "what does the plan *include*"):
 #: a sentence says them by juxtaposition ("the corpus, 1,240 hours of recordings"), so they are no relation word
-HAVING_VERBS = frozenset("have hold contain include comprise feature possess".split())
+HAVING_VERBS = frozenset("have hold contain include comprise feature possess use employ".split())
 #: verbs whose object is an amount ("what did X *spend*", "how much does X *request*"): asked of money, the
 #: currency says them, and a document says them another way ("X's budget is $2 million")
 AMOUNT_VERBS = frozenset("cost weigh earn charge pay measure total amount spend invest borrow raise owe request "
                          "budget allocate appropriate propose fund receive collect earmark".split())  # fmt: skip
+#: the amount verbs whose object is always an amount ("what *drift* did the study measure", "what *fee* does
+#: X charge"; not "receive", "raise", "collect": "what prize did the film receive")
+QUANTITY_VERBS = frozenset("cost weigh earn charge pay measure total spend invest borrow owe budget allocate".split())
 #: nouns of money a count may be of ("how many *dollars*")
 CURRENCY_NOUNS = frozenset("dollar euro pound yen franc krona crown cent penny".split())
 #: phrasal verbs that say the same as an amount verb ("how much is *set aside* for overtime")
@@ -266,6 +273,9 @@ GROUP_WORDS = frozenset("subsections sections parts programs programmes division
 DERIVED_COLUMNS = frozenset("change changes difference variance delta increase decrease growth".split())
 
 # ------------------------------------------------------------------------------------------ relations
+#: adjectives of a rate per period ("*monthly* drift" is drift "per month"): the period noun they are of
+RATE_ADJECTIVES = {"hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month", "quarterly": "quarter",
+                   "yearly": "year", "annual": "year", "annually": "year"}  # fmt: skip
 #: nominalisations and agent nouns whose verb the lemmatiser does not give ("place of *birth*": bear)
 IRREGULAR_VERBS = {
     "birth": "bear", "born": "bear", "birthplace": "bear", "hometown": "bear", "deathplace": "die", "death": "die", "dead": "die", "marriage": "marry", "sale": "sell",

@@ -21,7 +21,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
-from stratagraph.text.lexicon import AMOUNT_PHRASES, AMOUNT_VERBS, AUXILIARIES, HOW_NUMBER, NOUN_TYPES, QUESTION_WORDS, STRUCTURAL_NOUNS
+from stratagraph.text.lexicon import AMOUNT_PHRASES, AMOUNT_VERBS, AUXILIARIES, QUANTITY_VERBS, HOW_NUMBER, NOUN_TYPES, QUESTION_WORDS, STRUCTURAL_NOUNS
 from stratagraph.text.nlp import load_nlp
 
 __all__ = ["LABELS", "LABEL_ALIASES", "Asked", "AnswerType", "asked", "choice_options", "expected_labels", "last_sentence"]
@@ -136,6 +136,12 @@ def asked(question: str) -> Asked:
             return Asked(AnswerType.NUMBER, nxt) if nxt in HOW_NUMBER else Asked(AnswerType.THING, "how")
         if w == "what" and _amount_verb(tok.head) and tok.dep_ in ("dobj", "dep", "nsubj", "attr"):
             return Asked(AnswerType.NUMBER, "what")  # "what did X *spend* on Y", "what does X cost"
+        noun_tok = tok.head
+        final = next((t for t in reversed(doc) if not t.is_punct), None)  # the question's verb when it ends it (the
+        ends_amount = final is not None and final.i > noun_tok.i and final.lower_ in QUANTITY_VERBS  # small parser may tag it a noun)
+        if (w == "what" and tok.dep_ == "det" and noun_tok.lemma_.lower() not in NOUN_TYPES and (ends_amount or (
+                noun_tok.dep_ in ("dobj", "nsubjpass") and noun_tok.head.lemma_.lower() in QUANTITY_VERBS))):  # fmt: skip
+            return Asked(AnswerType.NUMBER, noun_tok.lemma_.lower())  # "what drift did the study *measure*", "what fee does X charge"
         noun = head_noun(doc, tok.i)
         run = []
         for t in doc[tok.i + 1 : tok.i + 5]:  # the noun run the wh-word opens ("which *section*", "which division's part")

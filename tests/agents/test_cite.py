@@ -64,6 +64,10 @@ References
         "Voskuijlen and Pell calibrated with the procedure of their reference [1]. What uncertainty did it reach?",
         "The buoy paper builds on an earlier bath calibration. What uncertainty did that study reach?",
         "Which works are cited by Pell?",
+        # a work told by its place before another
+        "Voskuijlen's drift correction takes its bath step from an earlier study. What uncertainty did it report?",
+        "Pell (2022) extends the approach of an earlier calibration paper. What uncertainty did that paper reach?",
+        "The buoy paper uses a bath procedure. What uncertainty did the paper that proposed that procedure report?",
     ],
 )
 def test_citing_language(question: str) -> None:
@@ -73,7 +77,8 @@ def test_citing_language(question: str) -> None:
 @pytest.mark.parametrize(
     "question",
     ["What residual bias does the buoy paper report?", "Who built the bridge over the Orla?",
-     "What is the budget for the Fire Department?"],
+     "What is the budget for the Fire Department?", "What was the earlier revenue figure of Orla?",
+     "What did the earlier report of the committee say?"],
 )
 def test_no_citing_language(question: str) -> None:
     assert not citing_language(question)
@@ -102,6 +107,13 @@ def test_the_cited_paper_is_found_by_its_description(papers) -> None:
     hop = follow_citation(papers.services.retrieval,
                           "What uncertainty did the bath calibration study that Voskuijlen and Pell cite report?")
     assert hop is not None and hop.cited.endswith("marrick_2019.md")
+
+
+def test_an_earlier_study_of_an_authors_paper_is_its_reference(papers) -> None:
+    q = ("Voskuijlen's drift correction takes its bath calibration from an earlier study. What calibration uncertainty "
+         "did that earlier study report?")  # fmt: skip
+    hop = follow_citation(papers.services.retrieval, q)
+    assert hop is not None and hop.citing.endswith("voskuijlen_2022.md") and hop.cited.endswith("marrick_2019.md")
 
 
 def test_a_plain_text_paper_cites_too(papers) -> None:

@@ -32,6 +32,10 @@ from stratagraph.text.question import AnswerType
         # a question after a fronted phrase, which the small parser reads as a relative clause on its noun
         ("In the Orla ferry plan, which section covers the harbour dredging?", AnswerType.SECTION, "section"),
         ("For the Brin library, which department holds the archive line?", AnswerType.ORG, "department"),
+        # a quantity noun as the object of a verb whose object is always an amount (the small parser may tag the verb a noun)
+        ("What monthly drift did that earlier study measure?", AnswerType.NUMBER, "drift"),
+        ("What prize did the film receive?", AnswerType.THING, "prize"),
+        ("What capacity retention did the Varga paper report?", AnswerType.NUMBER, "retention"),
         # a phrasal verb that states an amount
         ("What did Orla's ferry service bring in during 2026?", AnswerType.NUMBER, "what"),
         ("What did the harbour board set aside for dredging?", AnswerType.NUMBER, "what"),

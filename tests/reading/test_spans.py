@@ -142,3 +142,17 @@ def test_a_sentence_hard_wrapped_over_lines_is_read_whole() -> None:
     got = [s.text for s in sentences(ev)]
     assert got[0].endswith("from $4.2 million.") and got[1:] == ["- Fleet: 14 vessels", "- Crew: 310"]
     assert "cargo revenue to $4.0 million" in read("To what figure did Orla restate its first-quarter cargo revenue?", ev).answer
+
+
+def test_a_forecast_word_governs_only_its_own_clause() -> None:
+    ev = [passage("We estimate a fade rate of 0.3 percent per year and obtain a mean absolute error of 12 years.",
+                  title="A Fade Model for Gall Inks")]  # fmt: skip
+    assert read("What mean absolute error did the fade model reach?", ev).answer == "12 years"
+
+
+def test_what_a_study_used_is_said_by_juxtaposition_and_forms_of_rates_and_nominalisations() -> None:
+    from stratagraph.reading.words import matches
+
+    ev = [passage("Sensors were installed at 42 orchard sites in three valleys.", title="Low-Cost Probes for Orchards")]
+    assert read("How many orchard sites did that study use?", ev).answer == "42"
+    assert matches("monthly", "month") and matches("retention", "retained") and not matches("monthly", "mouth")
