@@ -791,6 +791,8 @@ def eval_qa(
     metrics: Annotated[str, typer.Option("--metrics", help="Comma-separated: gold_recall, citation_validity, "
                                          "computed_share (no model); faithfulness, answer_relevance, "
                                          "context_precision, context_recall (a chat model judges).")] = "",
+    judge_only: Annotated[bool, typer.Option("--judge-only", help="The workflows answer without the chat model "
+                                             "(their no-model path); the model only judges the --metrics.")] = False,
     report_dir: ReportOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
@@ -810,7 +812,7 @@ def eval_qa(
     try:
         with _progress_bar() as progress:
             report = evaluate_qa(dataset, names, settings, limit=limit, progress=progress,
-                                 metrics=[m.strip() for m in metrics.split(",") if m.strip()])
+                                 metrics=[m.strip() for m in metrics.split(",") if m.strip()], judge_only=judge_only)
     except DatasetError as exc:
         _fail(str(exc), code=2)
     except (StoreUnavailable, LLMUnavailable, RuntimeError) as exc:

@@ -41,6 +41,7 @@ from stratagraph.config import Settings
 from stratagraph.eval.accuracy import accurate
 from stratagraph.eval.datasets import DatasetError, Question, load_dataset
 from stratagraph.eval.retrieval import ensure_store, percentile
+from stratagraph.eval.metrics import LLM_METRICS
 
 __all__ = ["BASELINE", "evaluate_qa", "exact_match", "f1_score", "normalize_answer"]
 
@@ -236,10 +237,12 @@ def evaluate_qa(
     metrics: Sequence[str] = (),
     graph: str = "extractor",
     openie: Path | None = None,
+    judge_only: bool = False,
 ) -> dict[str, Any]:
     """The ``eval qa`` report: ``{"dataset", "questions", "results": {workflow: metrics}}``; with ``metrics``
     (:mod:`stratagraph.eval.metrics`) each workflow's row also holds ``metrics`` (their means); ``graph`` and
-    ``openie`` choose the graph (:func:`~stratagraph.eval.retrieval.ensure_store`)."""
+    ``openie`` choose the graph (:func:`~stratagraph.eval.retrieval.ensure_store`); ``judge_only``: the
+    workflows answer without the chat model (their no-model path) and the model only judges."""
     from stratagraph.services import Services
     from stratagraph.workflows import ask
 
@@ -249,6 +252,10 @@ def evaluate_qa(
         raise DatasetError(f"dataset {dataset.name} has no answers: eval qa needs accepted answers (eval retrieval does not)")
     eval_settings = ensure_store(dataset, settings, progress, graph=graph, openie=openie)
     svc = Services(eval_settings, chat_model=chat_model)
+    answering = Services(eval_settings.model_copy(update={"llm_model": None})) if judge_only else svc
+    if judge_only and not any(m in LLM_METRICS for m in metrics):
+        raise DatasetError("judge only: name a metric a chat model judges (faithfulness, answer_relevance, "
+                           "context_precision, context_recall)")  # fmt: skip
     results: dict[str, Any] = {}
     try:
         _check_metrics(metrics, svc)
@@ -259,17 +266,17 @@ def evaluate_qa(
 
             def run(question: str, name: str = name) -> tuple[str, bool, str, tuple[int, int, int], Any]:
                 if name == BASELINE:
-                    return (*_first_sentence(svc, question), None)
+                    return (*_first_sentence(answering, question), None)
                 if name == AUTO:
                     from stratagraph.conversation import Conversation
 
-                    answer = Conversation.ephemeral(svc).ask(question)
+                    answer = Conversation.ephemeral(answering).ask(question)
                 else:
-                    answer = ask(svc, name, question)
+                    answer = ask(answering, name, question)
                 u = answer.usage
                 return answer.answer, answer.found, answer_kind(answer), (u.llm_calls, u.input_tokens, u.output_tokens), answer
 
-            if svc.llm is None:  # warm-up (models, caches); not with a chat model, whose replies it would cache
+            if answering.llm is None:  # warm-up (models, caches); not with a chat model, whose replies it would cache
                 run(dataset.questions[0].question)
             runs, objects, scores = [], [], []
             for q in dataset.questions:
@@ -286,8 +293,11 @@ def evaluate_qa(
                                                "correct": accurate(r.answer, r.found, q.answers), **s}
                                         for q, r, s in zip(dataset.questions, runs, scores, strict=True)}  # fmt: skip
     finally:
+        if answering is not svc:
+            answering.close()
         svc.close()
-    return {"dataset": dataset.name, "questions": len(dataset.questions), "results": results}
+    out = {"dataset": dataset.name, "questions": len(dataset.questions), "results": results}
+    return {**out, "answered_by": "rules (judge only)"} if judge_only else out
 
 
 def format_qa(report: dict[str, Any]) -> str:

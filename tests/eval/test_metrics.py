@@ -154,3 +154,27 @@ def test_score_scripted_model_all_four_in_order(judge: Judge, chat_server) -> No
     assert scores["answer_relevance"] == pytest.approx(1.0, abs=1e-5)  # the generated question is the question
     assert judge.usage.llm_calls == 5 == len(chat_server.requests)
     assert json.loads(json.dumps(scores)) == scores
+
+
+def test_judge_only_scripted_model_judges_and_the_workflows_answer_without_it(chat_server, tmp_path: Path) -> None:
+    """``eval qa --judge-only``: every request the server sees is a judge's prompt; the workflow's answer is its
+    no-model one (no LLM calls of its own)."""
+    from stratagraph.eval.qa import evaluate_qa
+
+    data = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "report"
+
+    def responder(body: dict) -> Reply:
+        system = _system(body)
+        if "step 1" in system:
+            return Reply.json({"statements": ["A."]})
+        return Reply.json({"verdicts": [{"statement": 1, "reason": "", "verdict": "Yes"}]})
+
+    chat_server.responder = responder
+    settings = chat_server.settings(tmp_path, extractor="spacy")
+    report = evaluate_qa(str(data), ["kag"], settings, limit=1, metrics=["faithfulness"], judge_only=True)
+    row = report["results"]["kag"]
+    assert report["answered_by"] == "rules (judge only)" and row["llm_calls"] == 0
+    assert chat_server.requests and all("faithfulness" in _system(r) for r in chat_server.requests)
+    assert row["metrics"]["faithfulness"] == 1.0
+    with pytest.raises(Exception, match="judge only"):
+        evaluate_qa(str(data), ["kag"], settings, limit=1, metrics=["citation_validity"], judge_only=True)
