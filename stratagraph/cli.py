@@ -752,6 +752,9 @@ def eval_generate(
     out: Annotated[Path, typer.Option("--out", help="Folder to write questions.jsonl into.")],
     n: Annotated[int, typer.Option("--n", min=1, help="How many questions.")] = 50,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the (deterministic) choice.")] = 0,
+    reword: Annotated[bool, typer.Option("--reword", help="Reword each question with the chat model as a user "
+                                         "would ask it (kept as generated when the rewording drops a label, a "
+                                         "period or a number, or states the answer).")] = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -764,13 +767,29 @@ def eval_generate(
     from stratagraph.eval.generate import NEEDS, candidates, generate, supported, write_questions
 
     _logging(verbose)
+    from stratagraph.llm import LLMUnavailable
+
+    reworded: dict | None = None
     with _session(store, as_json) as sg:
         found = candidates(sg.services.graph)
         questions = generate(sg.services.graph, n=n, seed=seed, found=found)
+        if reword:
+            from stratagraph.eval.reword import reword as reword_questions
+
+            if sg.services.llm is None:
+                _fail("--reword needs a chat model (STRATAGRAPH_LLM_MODEL and OPENAI_BASE_URL)", code=2)
+            try:
+                questions, reworded = reword_questions(questions, sg.services.llm)
+            except LLMUnavailable as exc:
+                _fail(str(exc))
     path = write_questions(questions, out)
     kinds = dict(sorted(Counter(q.kind for q in questions).items()))
     report: dict = {"questions": len(questions), "path": str(path), "kinds": kinds}
     text = f"{len(questions)} questions -> {path}\n" + "\n".join(f"  {k}: {v}" for k, v in kinds.items())
+    if reworded is not None:
+        report["reword"] = reworded
+        text += (f"\nreworded {reworded['reworded']}, kept as generated {reworded['kept']}"
+                 + "".join(f"\n  kept: {why} ({k})" for why, k in reworded["reasons"].items()))  # fmt: skip
     if len(questions) < n:  # say why: every question the graph supports was taken
         support = supported(found)
         report["supported"] = support

@@ -106,3 +106,39 @@ def test_cli_eval_generate_and_an_unknown_metric(examples_home: Path, tmp_path: 
     proc = run_cli("--store", str(examples_home), "eval", "qa", "--dataset", str(tmp_path / "g"), "--strategies", "kag",
                    "--metrics", "faithfulness")  # fmt: skip
     assert proc.returncode == 2 and "need a chat model" in proc.stderr
+
+
+def test_reword_scripted_model_keeps_a_rewording_only_when_it_keeps_the_question(examples_questions: list, chat_server) -> None:
+    """``eval generate --reword`` over a scripted chat server (control flow and the checks in code): a faithful
+    rewording stands; one that drops a period or a label, or states the answer, leaves the template."""
+    from stratagraph.eval.reword import keeps, reword
+    from stratagraph.llm import get_chat_model
+    from tests.scripted_llm import Reply
+
+    cell = next(q for q in examples_questions if q.kind == "table_cell")
+    d = cell.derivation
+    import re
+
+    title = re.search(r'in "([^"]+)"', cell.question).group(1)
+    natural = f"In {title}, what is the {d['column']} figure for {d['row']} under the {d['section'].split(' ', 1)[-1]}?"
+    assert keeps(cell, natural) == ""
+    assert keeps(cell, natural.replace(d["row"], "that line")).startswith("drops the label")
+    assert keeps(cell, f"In {title}, is the {d['column']} of {d['row']} {cell.answers[0]}?") == "states the answer"
+    assert keeps(cell, "Tell me the figure.") == "not one question"
+    replies = [Reply.json({"question": natural}), Reply.json({"question": "What is that figure?"}),
+               Reply(content="no JSON here"), Reply(content="still none")]  # fmt: skip
+    chat_server.script.extend(replies)
+    settings = chat_server.settings(Path("/tmp"))
+    out, summary = reword([cell, cell, cell], get_chat_model(settings))
+    assert [q.question for q in out] == [natural, cell.question, cell.question]
+    assert summary["reworded"] == 1 and summary["kept"] == 2 and len(chat_server.requests) == 4
+    assert all(q.derivation["template"] == cell.question for q in out) and out[0].derivation["reworded"]
+    assert "<<<" in chat_server.requests[0]["messages"][1]["content"]  # the template is quoted as data
+
+
+def test_cli_reword_without_a_chat_model_is_refused(examples_home: Path, tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    proc = run_cli("--store", str(examples_home), "eval", "generate", "--n", "3", "--reword", "--out", str(tmp_path / "g"))
+    assert proc.returncode == 2 and "--reword needs a chat model" in proc.stderr
+    assert not (tmp_path / "g").exists()
