@@ -17,7 +17,9 @@ compare-and-set in one transaction; SQLite: a ``leases`` table in the database f
   the waiter notes, on its own monotonic clock, when it first saw the current ``(holder, beat)``; if that
   stays unchanged for longer than the holder's ``ttl``, the holder has died (or stalled) and the waiter
   **breaks** the lease, taking it by compare-and-set on exactly that record (two waiters cannot both win).
-  A holder that died is noticed between ``ttl`` and ``2 * ttl`` after its last renewal.
+  A holder that died is noticed between ``ttl`` and ``2 * ttl`` after its last renewal; at once when it was a
+  process of the taker's own pid space (same host, boot and pid namespace, :func:`holder_id`) that no longer
+  runs, as after a kill -9 and a re-run on one machine.
 * **Releasing**: the holder removes its record (compare-and-set on its own beat), at the end or on an error.
 
 :attr:`Taken.broken` tells the new holder that the previous one died holding the lease, so what it was
@@ -26,6 +28,7 @@ writing may be half done (``ingest/recovery.py`` sweeps then, under the lease).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import socket
@@ -34,6 +37,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 
 from stratagraph.graph_store.base import GraphStore, LeaseRecord, StoreUnavailable
@@ -51,9 +55,44 @@ class LeaseTimeout(StoreUnavailable):
     """The lease stayed held by a live writer for longer than the taker was willing to wait."""
 
 
+def _pid_space() -> str | None:
+    """What names this process's pid space: the kernel's boot id and the pid namespace (Linux), so two
+    containers with one host name are told apart; None where it cannot be known."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        ns = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+    return hashlib.sha1(f"{socket.gethostname()}|{boot}|{ns}".encode()).hexdigest()[:12]
+
+
 def holder_id() -> str:
-    """Who takes a lease: host, process and a random part (two leases of one process are two holders)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    """Who takes a lease: host, process, a random part (two leases of one process are two holders) and, after
+    ``@``, the pid space the process lives in (when known)."""
+    space = _pid_space()
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}" + (f"@{space}" if space else "")
+
+
+def _dead_here(holder: str) -> bool:
+    """True when ``holder`` is a process of this pid space (same host, boot and namespace) that no longer
+    runs: its lease can be broken at once, without waiting out its ttl. False whenever unsure (another
+    machine, a pid that runs again, possibly reused: the ttl decides then)."""
+    head, _, space = holder.rpartition("@")
+    if not head or space != _pid_space():
+        return False
+    parts = head.split(":")
+    if len(parts) < 3 or not parts[-2].isdigit():
+        return False
+    pid = int(parts[-2])
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # someone else's process: alive
+        return False
+    return False
 
 
 @dataclass(frozen=True)
@@ -123,12 +162,12 @@ class StoreLease:
                 continue  # someone took it between the read and the swap: look again
             if (current.holder, current.beat) != seen:
                 seen, seen_at = (current.holder, current.beat), now
-            elif now - seen_at > current.ttl:
+            if _dead_here(current.holder) or now - seen_at > current.ttl:
                 broken = current
                 if self.graph.swap_lease(self.name, current, mine):
                     log.warning(
-                        "lease %r: holder %s stopped renewing it (no renewal for %.1f s, its ttl %.1f s): broken",
-                        self.name, current.holder, now - seen_at, current.ttl,
+                        "lease %r: holder %s stopped renewing it (no renewal seen for %.1f s, its ttl %.1f s, or its "
+                        "process is gone): broken", self.name, current.holder, now - seen_at, current.ttl,
                     )  # fmt: skip
                     return self._took(mine, broken, now - start)
                 continue

@@ -110,7 +110,7 @@ else:
 from stratagraph.graph_store.lease import StoreLease
 mode = sys.argv[2]
 if mode == "hold":  # take the lease, say so, and wait to be killed
-    lease = StoreLease(store, ttl=float(sys.argv[3]))
+    lease = StoreLease(store, ttl=float(sys.argv[3]), holder=sys.argv[4] or None)
     lease.acquire()
     print(lease.holder, flush=True)
     time.sleep(600)
@@ -133,12 +133,17 @@ def _child(cfg: dict[str, str], *args: str, stdout: int | None = subprocess.PIPE
     )  # fmt: skip
 
 
-def test_a_holder_that_dies_is_broken_after_its_ttl(opener) -> None:
+@pytest.mark.parametrize("where", ["another machine", "this machine"])
+def test_a_holder_that_dies_is_broken(opener, where: str) -> None:
+    """A dead holder on another machine (a holder id naming another host) is broken once its beat has stood
+    still for its ttl; one of this machine (this pid space, its process gone) at once."""
     open_store, cfg = opener
-    proc = _child(cfg, "hold", "1.0")
+    holder = "elsewhere:4242:0a0b0c0d@0123456789ab" if where == "another machine" else ""
+    proc = _child(cfg, "hold", "1.0", holder)
     try:
         dead_holder = proc.stdout.readline().strip()
         assert dead_holder, proc.stderr.read()
+        assert dead_holder == (holder or dead_holder)
         store = open_store()
         time.sleep(1.2)  # alive: it renews, nobody may take it
         assert store.read_lease("write").holder == dead_holder
@@ -151,7 +156,10 @@ def test_a_holder_that_dies_is_broken_after_its_ttl(opener) -> None:
         taken = taker.acquire()
         after = time.monotonic() - killed
         assert taken.broken is not None and taken.broken.holder == dead_holder
-        assert 0.9 <= after <= 4.0  # between one and two ttls after its last renewal, plus polling
+        if where == "another machine":
+            assert 0.9 <= after <= 4.0  # between one and two ttls after its last renewal, plus polling
+        else:
+            assert after < 0.5
         assert store.read_lease("write").holder == taker.holder
         taker.release()
         store.close()
