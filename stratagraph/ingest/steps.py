@@ -2,7 +2,10 @@
 
 load -> plan -> build -> extract -> embed -> resolve (entities, facts, concepts) -> write -> link -> summarize. Each is a small function of
 the state that returns an update; the stores come from ``runtime.context`` (a :class:`~stratagraph.services.Services`). One document's
-failure is reported for that document and never touches what is stored for the others.
+failure is reported for that document and never touches what is stored for the others. From the moment
+``resolve`` reads the stored entities to the end of ``link``, the run holds the store's write lease
+(``ingest/writing.py``), so writers sharing the stores, on this machine or another, take turns there; the
+steps before it overlap.
 """
 
 from __future__ import annotations
@@ -314,7 +317,10 @@ def resolve(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     layer: Entity, Fact and their edges, fact vectors, and the entity-name rows to store; with
     ``settings.concept_layer``, KAG §2.4's synonym fusion of the document's entities (aliases and SYNONYM
     edges) and its concept layer (``ingest/concepts.py``: Concept, BELONGS_TO, IS_A, SYNONYM; the chat
-    model's types, hypernyms and synonyms too when the LLM extractor is in use)."""
+    model's types, hypernyms and synonyms too when the LLM extractor is in use). The run's entity names are
+    embedded first; then the store's write lease is taken (waiting for another writer to finish its write
+    section; after a writer that died holding it, the orphan rows it left are swept first) and held to the
+    end of ``link``."""
     svc = services_of(runtime)
     prepared = list(state.get("prepared", []))
     todo = [i for i, p in enumerate(prepared) if p.active and p.outline is not None]
