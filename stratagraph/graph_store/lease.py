@@ -73,10 +73,18 @@ def holder_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}" + (f"@{space}" if space else "")
 
 
+#: holders of this process that let go of their lease but could not remove its record (the store was
+#: unreachable then): known to be gone, so a taker in this process breaks their record at once
+_abandoned: set[str] = set()
+
+
 def _dead_here(holder: str) -> bool:
     """True when ``holder`` is a process of this pid space (same host, boot and namespace) that no longer
-    runs: its lease can be broken at once, without waiting out its ttl. False whenever unsure (another
-    machine, a pid that runs again, possibly reused: the ttl decides then)."""
+    runs, or a holder of this process that let go of the lease: its lease can be broken at once, without
+    waiting out its ttl. False whenever unsure (another machine, a pid that runs again, possibly reused: the
+    ttl decides then)."""
+    if holder in _abandoned:
+        return True
     head, _, space = holder.rpartition("@")
     if not head or space != _pid_space():
         return False
@@ -235,6 +243,7 @@ class StoreLease:
                 try:
                     self.graph.swap_lease(self.name, mine, None)
                 except Exception:  # the store is unreachable: the record stops being renewed and expires
+                    _abandoned.add(mine.holder)
                     log.warning("releasing lease %r failed; it expires in %.0f s", self.name, self.ttl, exc_info=True)
 
     def __enter__(self) -> StoreLease:

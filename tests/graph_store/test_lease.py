@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from stratagraph.graph_store.base import GraphStore, LeaseRecord
+from stratagraph.graph_store.base import GraphStore, LeaseRecord, StoreUnavailable
 from stratagraph.graph_store.lease import LeaseLost, LeaseTimeout, StoreLease
 from stratagraph.graph_store.sqlite import SQLiteGraphStore
 from stratagraph.schema import Node, NodeLabel
@@ -201,3 +201,29 @@ def test_processes_taking_turns_never_overlap(opener, tmp_path: Path) -> None:
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0 and out.strip() == "done", err[-3000:]
     assert int(counter.read_text()) == 3 * rounds  # no lost update: never two inside at once
+
+
+def test_a_lease_this_process_could_not_release_is_broken_at_once(opener, monkeypatch) -> None:
+    """The store was unreachable when the holder let go (its record stays); a later taker in this process knows
+    that holder is gone and does not wait out the ttl."""
+    open_store, _ = opener
+    store = open_store()
+    try:
+        first = StoreLease(store, ttl=30.0)
+        first.acquire()
+        real = store.swap_lease
+
+        def unreachable(name, expect, new):  # noqa: ANN001, ANN202 - the store's own signature
+            if new is None:
+                raise StoreUnavailable("the server is gone")
+            return real(name, expect, new)
+
+        monkeypatch.setattr(store, "swap_lease", unreachable)
+        first.release()  # logged, not raised
+        monkeypatch.setattr(store, "swap_lease", real)
+        assert store.read_lease("write").holder == first.holder
+        start = time.monotonic()
+        taken = StoreLease(store, ttl=30.0).acquire()
+        assert taken.broken.holder == first.holder and time.monotonic() - start < 1.0
+    finally:
+        store.close()

@@ -9,6 +9,10 @@ across documents, CITES, SIMILAR and DESCRIBED_BY all depend on what the other w
 ``sitecustomize`` in the children holds each writer at the start of its resolve step until both have
 arrived, so without coordination both resolve, write and link against a store without the other's
 documents: the interleaving is forced, not left to timing.
+
+Recovery across machines (in-process stores on the same servers, two store folders): a repair after a
+killed ingest on one machine waits for the other machine's write section, and a writer that died inside
+its write section on another machine is repaired by the next writer, with no marker file to go by.
 """
 
 from __future__ import annotations
@@ -18,14 +22,19 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from stratagraph import Settings, StrataGraph
 from stratagraph.graph_store.arcadedb import free_port
+from stratagraph.graph_store.base import LeaseRecord
+from stratagraph.graph_store.lease import StoreLease
+from stratagraph.schema import Node, NodeLabel
 from tests.conftest import REPO
 from tests.graph_store.bolt import BoltTarget, bolt_target
 
@@ -288,3 +297,79 @@ def test_two_writers_on_two_machines_equal_one_after_the_other(
     # the vector rows: every row of the chunks, sections and facts, and which entity each name row stands for
     # (a name row's own name and type are the last writer's spelling, so they follow the order of the runs)
     assert _vector_rows(together_url) == _vector_rows(sequential_url)
+
+
+# ------------------------------------------------------------------------------------------ recovery across machines
+
+
+@pytest.fixture
+def shared(bolt: BoltTarget, tmp_path: Path) -> Iterator[Callable[[str], Settings]]:
+    """Settings of a store folder on "a machine" sharing one Bolt database and one ``chroma run`` server."""
+    url, proc = _chroma(tmp_path / "chroma")
+    database = bolt.database_for(str(tmp_path / "shared"))
+
+    def settings(machine: str) -> Settings:
+        return Settings(
+            home=tmp_path / machine, graph="neo4j", neo4j_uri=bolt.uri, neo4j_user=bolt.user,
+            neo4j_password=bolt.password, neo4j_database=database, chroma_url=url, extract_processes=1,
+            write_lease_ttl=1.0,
+        )  # fmt: skip
+
+    yield settings
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def _killed_here(home: Path) -> None:
+    """The marker a killed ingest leaves in its own store folder (ingest/recovery.py)."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (home / "ingest-running").mkdir(parents=True, exist_ok=True)
+    (home / "ingest-running" / f"{int(dead.stdout)}.test").touch()
+
+
+def test_a_sweep_here_waits_for_a_writer_on_another_machine(shared, tmp_path: Path) -> None:
+    """Machine A finds the marker of its own killed ingest; machine B is inside its write section with a vector
+    row whose graph node it has not written yet. A's repair waits for B's lease, so B's row is not swept."""
+    a, b = shared("machine-a"), shared("machine-b")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "green_city_fund.md").write_text(WEST["green_city_fund.md"])
+    with StrataGraph(b) as sg_b, StrataGraph(a) as sg_a:
+        lease = StoreLease(sg_b.graph, "write", ttl=1.0, holder="machine-b:777:0a0b0c0d")
+        lease.acquire()
+        sg_b.vectors.upsert("chunks", ["b.md#1#0"], ["in flight"], [{"doc_id": "b.md"}])  # its node comes next
+
+        def finish_b() -> None:
+            time.sleep(2.0)
+            sg_b.graph.write_batch(
+                nodes=[Node(id="b.md#1#0", label=NodeLabel.CHUNK, doc_ids=["b.md"], props={"text": "in flight"})]
+            )
+            lease.release()
+
+        _killed_here(a.home)
+        other = threading.Thread(target=finish_b)
+        start = time.monotonic()
+        other.start()
+        assert sg_a.ingest([docs], base=tmp_path).failed == 0
+        other.join()
+        assert time.monotonic() - start >= 1.9  # A's repair waited for B's write section
+        assert "b.md#1#0" in sg_a.vectors.ids("chunks")  # and left B's row alone
+        assert not list((a.home / "ingest-running").iterdir())  # the killed run's marker was handled
+
+
+def test_a_writer_that_died_on_another_machine_is_repaired_by_the_next(shared, tmp_path: Path) -> None:
+    """Machine B died inside its write section (its lease stands, never renewed again; a vector row without its
+    graph node). Machine A, with no marker of any killed ingest, breaks the lease after its ttl and sweeps."""
+    a, b = shared("machine-a"), shared("machine-b")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "green_city_fund.md").write_text(WEST["green_city_fund.md"])
+    with StrataGraph(b) as sg_b, StrataGraph(a) as sg_a:
+        dead = LeaseRecord("machine-b:777:0a0b0c0d", 3, 1.0, time.time())
+        assert sg_b.graph.swap_lease("write", None, dead)
+        sg_b.vectors.upsert("chunks", ["b.md#1#0"], ["orphan"], [{"doc_id": "b.md"}])
+        sg_b.vectors.upsert("entities", ["gone entity"], ["Gone"], [{"entity_id": "ent:gone entity", "name": "Gone"}])
+        assert sg_a.ingest([docs], base=tmp_path).failed == 0
+        assert "b.md#1#0" not in sg_a.vectors.ids("chunks") and "gone entity" not in sg_a.vectors.ids("entities")
+        assert sg_a.graph.read_lease("write") is None  # A released the lease it broke
+        assert sg_a.graph.get_node("docs/green_city_fund.md") is not None
