@@ -37,6 +37,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from types import TracebackType
 
@@ -55,6 +56,7 @@ class LeaseTimeout(StoreUnavailable):
     """The lease stayed held by a live writer for longer than the taker was willing to wait."""
 
 
+@cache
 def _pid_space() -> str | None:
     """What names this process's pid space: the kernel's boot id and the pid namespace (Linux), so two
     containers with one host name are told apart; None where it cannot be known."""
@@ -163,7 +165,6 @@ class StoreLease:
             now = time.monotonic()
             current = self.graph.read_lease(self.name)
             mine = LeaseRecord(self.holder, 0, self.ttl, time.time())
-            broken: LeaseRecord | None = None
             if current is None:
                 if self.graph.swap_lease(self.name, None, mine):
                     return self._took(mine, None, now - start)
@@ -171,13 +172,12 @@ class StoreLease:
             if (current.holder, current.beat) != seen:
                 seen, seen_at = (current.holder, current.beat), now
             if _dead_here(current.holder) or now - seen_at > current.ttl:
-                broken = current
                 if self.graph.swap_lease(self.name, current, mine):
                     log.warning(
                         "lease %r: holder %s stopped renewing it (no renewal seen for %.1f s, its ttl %.1f s, or its "
                         "process is gone): broken", self.name, current.holder, now - seen_at, current.ttl,
                     )  # fmt: skip
-                    return self._took(mine, broken, now - start)
+                    return self._took(mine, current, now - start)
                 continue
             if self.timeout is not None and now - start > self.timeout:
                 raise LeaseTimeout(

@@ -20,6 +20,7 @@ string in the workflow state): :func:`take` returns it, :func:`check` raises whe
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["LEASE", "check", "let_go", "section", "take"]
 
 LEASE = "write"  # the one lease every writer of a store takes
+
+log = logging.getLogger(__name__)
 
 _held: dict[str, StoreLease] = {}
 _held_lock = threading.Lock()
@@ -53,6 +56,7 @@ def take(svc: Services) -> tuple[str, Taken]:
     it found (``Taken.broken``: a writer died holding it)."""
     lease = _lease(svc)
     taken = lease.acquire()
+    log.info("write lease taken by %s after waiting %.2f s", lease.holder, taken.waited)
     with _held_lock:
         _held[lease.holder] = lease
     return lease.holder, taken
