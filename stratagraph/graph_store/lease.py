@@ -21,6 +21,8 @@ compare-and-set in one transaction; SQLite: a ``leases`` table in the database f
   process of the taker's own pid space (same host, boot and pid namespace, :func:`holder_id`) that no longer
   runs, as after a kill -9 and a re-run on one machine.
 * **Releasing**: the holder removes its record (compare-and-set on its own beat), at the end or on an error.
+  A holder may also say when it has stopped using the lease without releasing it (``active``: a run
+  abandoned between two steps); the renewals stop then and the lease expires as a dead holder's does.
 
 :attr:`Taken.broken` tells the new holder that the previous one died holding the lease, so what it was
 writing may be half done (``ingest/recovery.py`` sweeps then, under the lease).
@@ -128,6 +130,7 @@ class StoreLease:
         poll: float | None = None,
         holder: str | None = None,
         on_wait: Callable[[LeaseRecord], None] | None = None,
+        active: Callable[[], bool] | None = None,
     ) -> None:
         if ttl <= 0:
             raise ValueError("a lease's ttl must be positive")
@@ -138,6 +141,7 @@ class StoreLease:
         self.poll = poll if poll is not None else min(1.0, self.ttl / 10)
         self.holder = holder or holder_id()
         self.on_wait = on_wait
+        self.active = active  # while it says False the renewals stop (a holder that forgot its lease)
         self._mine: LeaseRecord | None = None  # the record as this holder last wrote it
         self._mutex = threading.Lock()
         self._stop = threading.Event()
@@ -216,6 +220,10 @@ class StoreLease:
 
     def _renew_loop(self) -> None:
         while not self._stop.wait(self.ttl / 3):
+            if self.active is not None and not self.active():
+                log.error("lease %r of %s: its holder stopped using it; no longer renewed", self.name, self.holder)
+                self.lost = True  # it expires: whatever the holder does next must not count on it
+                return
             try:
                 if not self.renew():
                     return
@@ -226,20 +234,21 @@ class StoreLease:
         """Raise :class:`LeaseLost` when another writer broke this holder's lease."""
         if self.lost:
             raise LeaseLost(
-                f"the store's {self.name} lease of {self.holder} was taken over by another writer (this process "
-                f"did not renew it within {self.ttl:.0f} s); nothing more is written: run the ingest again"
+                f"the store's {self.name} lease of {self.holder} is no longer its own (another writer took it over "
+                f"after {self.ttl:.0f} s without a renewal, or its holder gave it up); nothing more is written: run "
+                "the ingest again"
             )
 
     # ---------------------------------------------------------------- releasing
     def release(self) -> None:
-        """Stop renewing and remove this holder's record (nothing when it was lost or never taken)."""
+        """Stop renewing and remove this holder's record (nothing when another writer has it, or none was taken)."""
         self._stop.set()
         renewer, self._renewer = self._renewer, None
         if renewer is not None and renewer is not threading.current_thread():
             renewer.join()
         with self._mutex:
             mine, self._mine = self._mine, None
-            if mine is not None and not self.lost:
+            if mine is not None:  # (a compare and set: a record another writer took over stays)
                 try:
                     self.graph.swap_lease(self.name, mine, None)
                 except Exception:  # the store is unreachable: the record stops being renewed and expires
