@@ -334,15 +334,16 @@ def resolve(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     names = name_vectors(svc, resolved)  # the embedder's work, before the lease: other writers go on meanwhile
     token, taken = writing.take(svc)  # from here to the end of link, one writer at a time (ingest/writing.py)
     try:
-        recovery = state.get("recovery") or ""
-        if taken.broken is not None:  # a writer died inside its write section: repair what it left first (its
-            deleted = sweep(svc)  # orphan entity-name rows would otherwise be resolved against)
-            rows = ", ".join(f"{n} {c}" for c, n in sorted(deleted.items()) if n) or "none"
-            note = f"writer {taken.broken.holder} died holding the write lease; orphan vector rows deleted: {rows}"
-            log.warning("recovery: %s", note)
-            recovery = f"{recovery}; {note}".lstrip("; ")
-        update = _resolve_against_store(svc, prepared, todo, resolved, names)
-        update["recovery"] = recovery
+        with writing.working(token):
+            recovery = state.get("recovery") or ""
+            if taken.broken is not None:  # a writer died inside its write section: repair what it left first (its
+                deleted = sweep(svc)  # orphan entity-name rows would otherwise be resolved against)
+                rows = ", ".join(f"{n} {c}" for c, n in sorted(deleted.items()) if n) or "none"
+                note = f"writer {taken.broken.holder} died holding the write lease; orphan vector rows deleted: {rows}"
+                log.warning("recovery: %s", note)
+                recovery = f"{recovery}; {note}".lstrip("; ")
+            update = _resolve_against_store(svc, prepared, todo, resolved, names)
+            update["recovery"] = recovery
     except BaseException:
         writing.let_go(token)
         raise
@@ -495,7 +496,8 @@ def write(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     content hash moves last, so a failure leaves the old version and a re-run repeats the work), then drop
     stale vectors. A batch that fails is written again document by document, so only the bad one fails."""
     try:
-        return _write(services_of(runtime), state)
+        with writing.working(state.get("lease")):
+            return _write(services_of(runtime), state)
     except BaseException:
         writing.let_go(state.get("lease"))
         raise
@@ -548,7 +550,8 @@ def link(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     """Cross-document links of the written documents (CITES, DESCRIBED_BY, SIMILAR; ``ingest/linking.py``),
     stale entity-name rows dropped, and the documents' content hashes made final."""
     try:
-        return _link(services_of(runtime), state)
+        with writing.working(state.get("lease")):
+            return _link(services_of(runtime), state)
     finally:  # the end of the write section (ingest/writing.py)
         writing.let_go(state.get("lease"))
 

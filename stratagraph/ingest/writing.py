@@ -16,9 +16,10 @@ The lease is taken in one workflow step and released in a later one, so the run 
 string in the workflow state): :func:`take` returns it, :func:`check` raises when the lease was lost,
 :func:`let_go` releases it (at the end of ``link``, on an error in any step of the section, and in
 ``summarize`` in any case). A run abandoned between two of its steps (a LangGraph Studio run cancelled
-after ``resolve``) never lets go: every :func:`check` marks the run as still working, and after
-:data:`IDLE_LIMIT` seconds without one the lease stops being renewed and expires, so other writers are held
-up for a bounded time, not for the life of the process.
+after ``resolve``) never lets go: so each step of the section runs inside :func:`working`, and once the run
+has spent :data:`IDLE_LIMIT` seconds outside every step the lease stops being renewed and expires; other
+writers are held up for a bounded time, not for the life of the process. (Inside a step the run counts as
+working however long the step takes: a slow chat model typing concepts does not lose the lease.)
 """
 
 from __future__ import annotations
@@ -36,17 +37,17 @@ from stratagraph.graph_store.lease import StoreLease, Taken, holder_id
 if TYPE_CHECKING:
     from stratagraph.services import Services
 
-__all__ = ["LEASE", "check", "let_go", "section", "take"]
+__all__ = ["IDLE_LIMIT", "LEASE", "check", "let_go", "section", "take", "working"]
 
 LEASE = "write"  # the one lease every writer of a store takes
-#: seconds a run may hold the lease without a :func:`check` (the write step checks before each batch, the link
-#: step when it starts) before it counts as abandoned
-IDLE_LIMIT = 3600.0
+#: seconds a run holding the lease may spend between two of its steps before it counts as abandoned
+IDLE_LIMIT = 600.0
 
 log = logging.getLogger(__name__)
 
 _held: dict[str, StoreLease] = {}
-_touched: dict[str, float] = {}  # token -> when the run last checked its lease (monotonic)
+_touched: dict[str, float] = {}  # token -> when the run last left a step of the section (monotonic)
+_busy: dict[str, int] = {}  # token -> steps of the run running now
 _held_lock = threading.Lock()
 
 
@@ -66,7 +67,11 @@ def take(svc: Services) -> tuple[str, Taken]:
     token = holder_id()
     with _held_lock:
         _touched[token] = time.monotonic()
-    lease = _lease(svc, token, active=lambda: time.monotonic() - _touched.get(token, 0.0) < IDLE_LIMIT)
+
+    def active() -> bool:  # in a step of the section, or not out of one for long
+        return _busy.get(token, 0) > 0 or time.monotonic() - _touched.get(token, 0.0) < IDLE_LIMIT
+
+    lease = _lease(svc, token, active=active)
     taken = lease.acquire()
     log.info("write lease taken by %s after waiting %.2f s", lease.holder, taken.waited)
     with _held_lock:
@@ -77,11 +82,27 @@ def take(svc: Services) -> tuple[str, Taken]:
 
 def check(token: str | None) -> None:
     """Raise :class:`~stratagraph.graph_store.lease.LeaseLost` when the run's lease is no longer its own (broken by
-    another writer, or given up after :data:`IDLE_LIMIT`); else mark the run as still working."""
+    another writer, or given up after :data:`IDLE_LIMIT` outside its steps)."""
     lease = _held.get(token or "")
     if lease is not None:
         lease.check()
-        _touched[lease.holder] = time.monotonic()
+
+
+@contextmanager
+def working(token: str | None) -> Iterator[None]:
+    """A step of the run's write section is running (the run is not abandoned, however long it takes)."""
+    key = token or ""
+    with _held_lock:
+        _busy[key] = _busy.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        with _held_lock:
+            _busy[key] -= 1
+            if not _busy[key]:
+                del _busy[key]
+            if key in _held:
+                _touched[key] = time.monotonic()
 
 
 def let_go(token: str | None) -> None:

@@ -1,10 +1,9 @@
-"""The write section of an ingest (stratagraph/ingest/writing.py) on a real SQLite store: a run that keeps
-checking keeps the write lease; a run abandoned between two steps gives it up after the idle limit, so other
+"""The write section of an ingest (stratagraph/ingest/writing.py) on a real SQLite store: a run working in its
+steps keeps the write lease; a run abandoned between two steps gives it up after the idle limit, so other
 writers are held up for a bounded time, and it cannot write on with it."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,24 +24,14 @@ def svc(tmp_path: Path) -> Iterator[Services]:
 
 
 def test_a_working_run_keeps_the_lease_past_the_idle_limit(svc: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    """However long one step takes (a slow chat model), and however many steps follow one another."""
     monkeypatch.setattr(writing, "IDLE_LIMIT", 0.6)
     token, taken = writing.take(svc)
     assert taken.broken is None and svc.graph.read_lease(writing.LEASE).holder == token
-    stop = threading.Event()
-
-    def work() -> None:  # the run works on, checking its lease now and then
-        while not stop.wait(0.2):
-            writing.check(token)
-
-    worker = threading.Thread(target=work)
-    worker.start()
-    try:
-        with pytest.raises(LeaseTimeout):  # for 2 s, over three idle limits, the other writer waits
+    for _ in range(2):  # two steps of 2 s each, over three idle limits: the other writer waits all along
+        with writing.working(token), pytest.raises(LeaseTimeout):
             StoreLease(svc.graph, writing.LEASE, ttl=0.5, timeout=2.0).acquire()
-    finally:
-        stop.set()
-        worker.join()
-    writing.check(token)
+        writing.check(token)
     writing.let_go(token)
     assert svc.graph.read_lease(writing.LEASE) is None
 
