@@ -7,7 +7,8 @@ everything round-trips exactly and ``export()`` is byte-identical to the SQLite 
 ``doc_ids`` is the sorted provenance list. The top-level scalar props (strings, booleans, finite numbers) are
 also copied as plain properties (``c.text``, ``e.name``, ``r.predicate``) for people and the ``read_cypher``
 tool; they are never read back. A ``(:StratagraphMeta {key: 'generation'})`` node counts write
-transactions.
+transactions; a ``(:StratagraphMeta {key: 'lease:<name>'})`` node holds a writers' lease
+(``graph_store/lease.py``), outside the graph (not exported, not counted, no generation move).
 
 Semantics are the SQLite store's, computed by the same rules (:mod:`stratagraph.graph_store.semantics`) over
 rows read inside the transaction: the store reads what a write touches, decides in Python, then writes in

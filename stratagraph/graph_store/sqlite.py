@@ -3,7 +3,8 @@
 Tables: ``nodes`` and ``edges`` keep every record with ``props`` and ``doc_ids`` as canonical JSON;
 ``node_docs`` / ``edge_docs`` index provenance by document so deleting one is a few index range scans;
 ``meta.generation`` counts write transactions (:meth:`SQLiteGraphStore.generation`, what the retrieval
-index's cache is keyed by, so a write by another process is seen at the next query). Graph algorithms and
+index's cache is keyed by, so a write by another process is seen at the next query); ``leases`` holds the
+writers' leases (``graph_store/lease.py``), outside the graph. Graph algorithms and
 BM25 are not here: they run over the shared ``stratagraph.retrieval.index.GraphIndex``, the same on every
 backend.
 
