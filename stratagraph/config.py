@@ -96,6 +96,19 @@ class Settings(BaseSettings):
     chunk_tokens: int = Field(default=200, ge=16, description="token budget of one chunk (BiG-RAG Alg. 1 tau)")
     carry_over_sentences: int = Field(default=2, ge=0, description="sentences of the previous chunk kept as context (BAG-RAG eq. 2)")
     max_file_bytes: int = Field(default=50 * 1024 * 1024, ge=1, description="files larger than this are refused")
+    write_lease_ttl: float = Field(
+        default=30.0,
+        gt=0,
+        description="seconds of the write lease an ingest or delete holds in the graph store while it resolves, "
+        "writes and links (renewed every third of it): writers on other machines sharing the Neo4j and Chroma "
+        "servers wait for it, and break it when its holder has not renewed it for this long (a dead writer)",
+    )
+    write_lease_timeout: float | None = Field(
+        default=None,
+        gt=0,
+        description="seconds a writer waits for the write lease while a live writer renews it before it fails "
+        "(unset: as long as that writer runs)",
+    )
     # knowledge layer
     extractor: Literal["auto", "spacy", "llm"] = Field(
         default="auto", description="auto: the LLM extractor when a chat model is configured, else spaCy"

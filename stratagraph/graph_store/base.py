@@ -74,6 +74,18 @@ def cut_neighbours(rows: Iterable[Neighbour], limit: int | None) -> list[Neighbo
     return out
 
 
+class LeaseRecord(NamedTuple):
+    """A named lease kept in the store itself (``graph_store/lease.py`` takes, renews and breaks it): who holds it,
+    how many times the holder has renewed it (``beat``), how long it promised to renew within (``ttl``,
+    seconds) and when it took it (``taken``, the holder's wall clock, for people; never compared across
+    machines)."""
+
+    holder: str
+    beat: int
+    ttl: float
+    taken: float
+
+
 DIRECTIONS = ("out", "in", "both")
 EDGE_TYPES: dict[str, EdgeType] = {t.value: t for t in EdgeType}  # a name's member without the enum's lookup cost
 
@@ -249,6 +261,18 @@ class GraphStore(ABC):
         first of :func:`neighbour_order` (heaviest first). Grouped by node, ids ascending; self-loops are not
         returned; an unknown id has no rows. What a query reads instead of the whole graph: its cost follows
         the nodes asked about (and ``limit``), not the store's size."""
+
+    # ---------------------------------------------------------------- leases (coordination of writers)
+    @abstractmethod
+    def read_lease(self, name: str) -> LeaseRecord | None:
+        """The lease ``name`` as stored, or None when nobody holds it."""
+
+    @abstractmethod
+    def swap_lease(self, name: str, expect: LeaseRecord | None, new: LeaseRecord | None) -> bool:
+        """Compare and set, in one write transaction serialised with every other writer of the store: when the
+        stored lease is ``expect`` (same holder and beat; None: no lease) it becomes ``new`` (None: removed)
+        and True is returned; otherwise nothing changes and False. Not a graph write: the
+        :meth:`generation` does not move, so readers' caches stay valid."""
 
     @abstractmethod
     def generation(self) -> int:

@@ -7,7 +7,8 @@ everything round-trips exactly and ``export()`` is byte-identical to the SQLite 
 ``doc_ids`` is the sorted provenance list. The top-level scalar props (strings, booleans, finite numbers) are
 also copied as plain properties (``c.text``, ``e.name``, ``r.predicate``) for people and the ``read_cypher``
 tool; they are never read back. A ``(:StratagraphMeta {key: 'generation'})`` node counts write
-transactions.
+transactions; a ``(:StratagraphMeta {key: 'lease:<name>'})`` node holds a writers' lease
+(``graph_store/lease.py``), outside the graph (not exported, not counted, no generation move).
 
 Semantics are the SQLite store's, computed by the same rules (:mod:`stratagraph.graph_store.semantics`) over
 rows read inside the transaction: the store reads what a write touches, decides in Python, then writes in
@@ -57,6 +58,7 @@ from stratagraph.graph_store.base import (
     EdgeRow,
     GraphCounts,
     GraphStore,
+    LeaseRecord,
     Neighbour,
     StoreInfo,
     StoreUnavailable,
@@ -103,6 +105,12 @@ BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 _BUMP = f"MERGE (m:{META} {{key: 'generation'}}) SET m.value = coalesce(m.value, 0) + 1"
 _ENSURE_COUNTER = f"MERGE (m:{META} {{key: 'generation'}}) ON CREATE SET m.value = 0"
+# a lease is a meta node ``{key: 'lease:<name>'}``; the swap first writes it (the write lock, or on an optimistic
+# server the conflict that retries the transaction, is what makes the compare and set atomic), then reads it
+_LEASE_ENSURE = f"MERGE (l:{META} {{key: $key}})"
+_LEASE_LOCK = f"MATCH (l:{META} {{key: $key}}) SET l.touched = coalesce(l.touched, 0) + 1 RETURN l.holder, l.beat"
+_LEASE_READ = f"MATCH (l:{META} {{key: $key}}) RETURN l.holder, l.beat, l.ttl, l.taken"
+_LEASE_SET = f"MATCH (l:{META} {{key: $key}}) SET l.holder = $holder, l.beat = $beat, l.ttl = $ttl, l.taken = $taken"
 
 
 def _label(label: NodeLabel | str) -> str | None:
@@ -241,6 +249,7 @@ class Neo4jGraphStore(GraphStore):
         self.page_size = page_size
         self.batch_rows = batch_rows
         self._closed = False
+        self._lease_nodes: set[str] = set()
         scheme = uri.split("://", 1)[0].lower() if "://" in uri else ""
         if scheme not in BOLT_SCHEMES:
             raise StoreUnavailable(
@@ -938,6 +947,46 @@ class Neo4jGraphStore(GraphStore):
              for n, t, o, out, w, k in rows),
             limit,
         )
+
+    # ---------------------------------------------------------------- leases (graph_store/lease.py)
+    def read_lease(self, name: str) -> LeaseRecord | None:
+        rows = self._read(lambda tx: tx.run(_LEASE_READ, key=f"lease:{name}").values())
+        if not rows or rows[0][0] is None:
+            return None
+        holder, beat, ttl, taken = rows[0]
+        return LeaseRecord(str(holder), int(beat), float(ttl), float(taken))
+
+    def swap_lease(self, name: str, expect: LeaseRecord | None, new: LeaseRecord | None) -> bool:
+        key = f"lease:{name}"
+        self._ensure_lease_node(key)
+        want = None if expect is None else (expect.holder, expect.beat)
+
+        def work(tx: ManagedTransaction) -> bool:
+            rows = tx.run(_LEASE_LOCK, key=key).values()
+            holder, beat = rows[0] if rows else (None, None)
+            if (None if holder is None else (str(holder), int(beat))) != want:
+                return False
+            values = dict.fromkeys(("holder", "beat", "ttl", "taken")) if new is None else new._asdict()
+            tx.run(_LEASE_SET, key=key, **values).consume()
+            return True
+
+        with self._errors(), self._session() as session:  # no generation bump: a lease is not part of the graph
+            return session.execute_write(work)
+
+    def _ensure_lease_node(self, key: str) -> None:
+        """The lease's meta node exists (created once; two processes creating it at once may collide on the
+        uniqueness constraint: the loser finds it there on its next attempt)."""
+        if key in self._lease_nodes:
+            return
+        for attempt in range(5):
+            try:
+                with self._errors(), self._session() as session:
+                    session.execute_write(lambda tx: tx.run(_LEASE_ENSURE, key=key).consume())
+                break
+            except ClientError:
+                if attempt == 4:
+                    raise
+        self._lease_nodes.add(key)
 
     def generation(self) -> int:
         rows = self._read(lambda tx: tx.run(f"MATCH (m:{META} {{key: 'generation'}}) RETURN m.value").values())

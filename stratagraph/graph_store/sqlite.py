@@ -3,7 +3,8 @@
 Tables: ``nodes`` and ``edges`` keep every record with ``props`` and ``doc_ids`` as canonical JSON;
 ``node_docs`` / ``edge_docs`` index provenance by document so deleting one is a few index range scans;
 ``meta.generation`` counts write transactions (:meth:`SQLiteGraphStore.generation`, what the retrieval
-index's cache is keyed by, so a write by another process is seen at the next query). Graph algorithms and
+index's cache is keyed by, so a write by another process is seen at the next query); ``leases`` holds the
+writers' leases (``graph_store/lease.py``), outside the graph. Graph algorithms and
 BM25 are not here: they run over the shared ``stratagraph.retrieval.index.GraphIndex``, the same on every
 backend.
 
@@ -32,6 +33,7 @@ from stratagraph.graph_store.base import (
     Neighbour,
     cut_neighbours,
     GraphStore,
+    LeaseRecord,
     StoreInfo,
     StoreUnavailable,
 )
@@ -87,6 +89,9 @@ CREATE TABLE IF NOT EXISTS edge_docs (
     doc_id TEXT NOT NULL, edge_id TEXT NOT NULL, PRIMARY KEY (doc_id, edge_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edge_docs_edge ON edge_docs(edge_id);
+CREATE TABLE IF NOT EXISTS leases (
+    name TEXT PRIMARY KEY, holder TEXT NOT NULL, beat INTEGER NOT NULL, ttl REAL NOT NULL, taken REAL NOT NULL
+);
 DROP TABLE IF EXISTS chunk_fts;
 INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', 0);
 INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', 1);
@@ -248,8 +253,9 @@ class SQLiteGraphStore(GraphStore):
             conn.close()
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: process lock, BEGIN IMMEDIATE, generation bump."""
+    def _write(self, bump: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction: process lock, BEGIN IMMEDIATE, generation bump (unless ``bump`` is False:
+        a lease, which is not part of the graph)."""
         conn = self._conn()
         with self._write_lock:
             try:
@@ -258,7 +264,8 @@ class SQLiteGraphStore(GraphStore):
                 raise StoreUnavailable(f"graph store {self.path} is not writable: {exc}") from exc
             try:
                 yield conn
-                conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
+                if bump:
+                    conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -274,6 +281,27 @@ class SQLiteGraphStore(GraphStore):
             yield conn
         finally:
             conn.execute("COMMIT")
+
+    # ---------------------------------------------------------------- leases
+    def read_lease(self, name: str) -> LeaseRecord | None:
+        row = self._conn().execute("SELECT holder, beat, ttl, taken FROM leases WHERE name = ?", (name,)).fetchone()
+        return LeaseRecord(row[0], int(row[1]), float(row[2]), float(row[3])) if row else None
+
+    def swap_lease(self, name: str, expect: LeaseRecord | None, new: LeaseRecord | None) -> bool:
+        with self._write(bump=False) as conn:
+            row = conn.execute("SELECT holder, beat FROM leases WHERE name = ?", (name,)).fetchone()
+            current = (row[0], int(row[1])) if row else None
+            if current != (None if expect is None else (expect.holder, expect.beat)):
+                return False
+            if new is None:
+                conn.execute("DELETE FROM leases WHERE name = ?", (name,))
+            else:
+                conn.execute(
+                    "INSERT INTO leases(name, holder, beat, ttl, taken) VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO "
+                    "UPDATE SET holder = excluded.holder, beat = excluded.beat, ttl = excluded.ttl, taken = excluded.taken",
+                    (name, new.holder, new.beat, new.ttl, new.taken),
+                )
+        return True
 
     # ---------------------------------------------------------------- writes
     def replace_documents(

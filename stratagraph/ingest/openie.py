@@ -63,6 +63,7 @@ from stratagraph.ingest.linking import (
     link_documents,
     reconcile_entity_vectors,
 )
+from stratagraph.ingest import writing
 from stratagraph.ingest.resolution import resolve_document
 from stratagraph.ingest.steps import cluster_run, scalar_metadata
 from stratagraph.schema import BY_DOC, Edge, EdgeType, Node, NodeLabel, combine_part
@@ -427,10 +428,19 @@ def _add_import(part: dict[str, Any], mine: dict[str, Any]) -> dict[str, Any]:
 
 
 def import_openie(svc: Services, path: str | Path, *, replace: bool = False, source: str = DEFAULT_SOURCE) -> OpenIEReport:
-    """Import an OpenIE file onto the stored documents it matches (see the module docstring)."""
+    """Import an OpenIE file onto the stored documents it matches (see the module docstring), under the
+    store's write lease (it resolves against the stored entities and links, as an ingest does:
+    ``ingest/writing.py``)."""
     if not source.startswith("openie:"):
         raise OpenIEError(f"{path}: the source mark must start with 'openie:' (got {source!r})")
     passages, skipped = read_openie(path)
+    with writing.section(svc):
+        return _import(svc, path, passages, skipped, replace=replace, source=source)
+
+
+def _import(
+    svc: Services, path: str | Path, passages: list[OpenIEPassage], skipped: int, *, replace: bool, source: str
+) -> OpenIEReport:
     graph = svc.graph
     documents = graph.nodes_by_label(NodeLabel.DOCUMENT)
     chunks_of: dict[str, list[Node]] = defaultdict(list)

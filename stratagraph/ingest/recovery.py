@@ -14,8 +14,17 @@ The two stores cannot share one transaction, so the orphan rows are the one stat
 ingest marks itself running (a file ``<home>/ingest-running/<pid>.<run>``, removed when it ends); an ingest that
 finds the marker of a process no longer alive knows one was killed and, before anything else, deletes the
 vector rows whose graph node is absent (chunks, sections, facts) and the entity-name rows that name no stored
-entity (:func:`sweep`). While another ingest is alive the sweep waits for a later run (the other ingest's
-rows may be in flight).
+entity (:func:`sweep`). While another ingest of this store folder is alive the sweep waits for a later run.
+
+Stores shared by several machines (one Neo4j and one Chroma server, a store folder on each machine): a marker
+file reaches only its own folder, so it can neither tell an ingest on another machine is running nor that
+one was killed. What can leave orphan rows (the vector and graph writes) happens only inside an ingest's
+write section, under the write lease kept in the graph store itself (``ingest/writing.py``). Hence:
+
+* every sweep holds the write lease: no writer anywhere has rows in flight while it runs, so a running
+  ingest on another machine is never swept as if it were interrupted;
+* a writer killed inside its write section stops renewing its lease; the next writer to take the lease,
+  on any machine, breaks it after the lease's ttl and sweeps first (``steps.resolve``), no marker needed.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from stratagraph.ingest import writing
 from stratagraph.schema import NodeLabel
 
 if TYPE_CHECKING:
@@ -89,7 +99,8 @@ def begin(svc: Services) -> tuple[Path, Recovery]:
     if dead and others:
         recovery.deferred = True
     elif dead:
-        recovery.deleted = sweep(svc)
+        with writing.section(svc):  # no writer on any machine has rows in flight meanwhile
+            recovery.deleted = sweep(svc)
         for marker in dead:
             marker.unlink(missing_ok=True)
     if recovery.interrupted:

@@ -2,7 +2,10 @@
 
 load -> plan -> build -> extract -> embed -> resolve (entities, facts, concepts) -> write -> link -> summarize. Each is a small function of
 the state that returns an update; the stores come from ``runtime.context`` (a :class:`~stratagraph.services.Services`). One document's
-failure is reported for that document and never touches what is stored for the others.
+failure is reported for that document and never touches what is stored for the others. From the moment
+``resolve`` reads the stored entities to the end of ``link``, the run holds the store's write lease
+(``ingest/writing.py``), so writers sharing the stores, on this machine or another, take turns there; the
+steps before it overlap.
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ from stratagraph.ingest.knowledge import (
     knowledge_records,
     table_extractions,
 )
+from stratagraph.ingest import writing
 from stratagraph.ingest.recovery import begin as begin_ingest
 from stratagraph.ingest.recovery import end as end_ingest
+from stratagraph.ingest.recovery import sweep
 from stratagraph.ingest.linking import ENTITY_COLLECTION, link_documents, reconcile_entity_vectors
 from stratagraph.ingest.loaders import load_paths
 from stratagraph.ingest.resolution import DocumentEntities, KeyInfo, block_tokens, cluster_keys, resolve_document
@@ -137,6 +142,7 @@ class IngestState(IngestInput, total=False):
     reports: list[IngestReport]
     marker: str  # this run's running-marker (ingest/recovery.py)
     recovery: str  # what starting this run repaired
+    lease: str  # the token of the store's write lease while the run holds it (resolve -> write -> link; ingest/writing.py)
 
 
 def services_of(runtime: Runtime[Services] | None) -> Services:
@@ -311,7 +317,10 @@ def resolve(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     layer: Entity, Fact and their edges, fact vectors, and the entity-name rows to store; with
     ``settings.concept_layer``, KAG §2.4's synonym fusion of the document's entities (aliases and SYNONYM
     edges) and its concept layer (``ingest/concepts.py``: Concept, BELONGS_TO, IS_A, SYNONYM; the chat
-    model's types, hypernyms and synonyms too when the LLM extractor is in use)."""
+    model's types, hypernyms and synonyms too when the LLM extractor is in use). The run's entity names are
+    embedded first; then the store's write lease is taken (waiting for another writer to finish its write
+    section; after a writer that died holding it, the orphan rows it left are swept first) and held to the
+    end of ``link``."""
     svc = services_of(runtime)
     prepared = list(state.get("prepared", []))
     todo = [i for i, p in enumerate(prepared) if p.active and p.outline is not None]
@@ -322,7 +331,34 @@ def resolve(state: IngestState, runtime: Runtime[Services]) -> IngestState:
         item = prepared[i]
         section_of = {c.id: c.section_id for c in item.chunks}
         resolved[i] = resolve_document(item.doc.metadata, item.extractions, section_of, (c.text for c in item.chunks))
-    entity_of, merges, rows = cluster_run(svc, {i: prepared[i].doc.doc_id for i in todo}, resolved)
+    names = name_vectors(svc, resolved)  # the embedder's work, before the lease: other writers go on meanwhile
+    token, taken = writing.take(svc)  # from here to the end of link, one writer at a time (ingest/writing.py)
+    try:
+        with writing.working(token):
+            recovery = state.get("recovery") or ""
+            if taken.broken is not None:  # a writer died inside its write section: repair what it left first (its
+                deleted = sweep(svc)  # orphan entity-name rows would otherwise be resolved against)
+                rows = ", ".join(f"{n} {c}" for c, n in sorted(deleted.items()) if n) or "none"
+                note = f"writer {taken.broken.holder} died holding the write lease; orphan vector rows deleted: {rows}"
+                log.warning("recovery: %s", note)
+                recovery = f"{recovery}; {note}".lstrip("; ")
+            update = _resolve_against_store(svc, prepared, todo, resolved, names)
+            update["recovery"] = recovery
+    except BaseException:
+        writing.let_go(token)
+        raise
+    return {**update, "lease": token}
+
+
+def _resolve_against_store(
+    svc: Services,
+    prepared: list[PreparedDocument],
+    todo: list[int],
+    resolved: dict[int, DocumentEntities],
+    names: dict[str, np.ndarray],
+) -> IngestState:
+    """The part of :func:`resolve` that reads the store (under the write lease)."""
+    entity_of, merges, rows = cluster_run(svc, {i: prepared[i].doc.doc_id for i in todo}, resolved, names)
     concepts = svc.settings.concept_layer
     lexicon = wordnet() if concepts and svc.settings.concept_wordnet else None
     vector_of = {r.key: r.vector for r in rows} if concepts else {}
@@ -388,11 +424,26 @@ def concept_hints(
         return typer.hints(docs, entity_of)
 
 
+def name_vectors(svc: Services, resolved: dict[int, DocumentEntities]) -> dict[str, np.ndarray]:
+    """The name vector of every entity key of the run, embedded as short texts in one batch. A key's vector
+    embeds the key itself (the model is uncased and strips accents, so this is the name's vector) and never a
+    run-dependent spelling: the same key gets the same vector whatever the order. Computed before the write
+    lease is taken, so it never waits for another writer nor makes one wait."""
+    keys = sorted({k for de in resolved.values() for k, c in de.contributions.items() if c.names})
+    if not keys:
+        return {}
+    vectors = _embed_all(svc, [k.split("@", 1)[0] for k in keys], None)[0]
+    return {k: vectors[j] for j, k in enumerate(keys)}
+
+
 def cluster_run(
-    svc: Services, doc_of: dict[int, str], resolved: dict[int, DocumentEntities]
+    svc: Services,
+    doc_of: dict[int, str],
+    resolved: dict[int, DocumentEntities],
+    names_vectors: dict[str, np.ndarray] | None = None,
 ) -> tuple[dict[str, str], dict[str, list[str]], list[EntityRow]]:
-    """Cluster the run's entity keys with the stored ones (name vectors: stored rows reused, new names
-    embedded as short texts in one batch)."""
+    """Cluster the run's entity keys with the stored ones (name vectors: stored rows reused, the others from
+    ``names_vectors`` (:func:`name_vectors`), or embedded here as short texts in one batch)."""
     names: dict[str, dict[str, int]] = {}
     types: dict[str, dict[str, int]] = {}
     docs: dict[str, set[str]] = {}
@@ -412,10 +463,12 @@ def cluster_run(
     snap = vs.snapshot(ENTITY_COLLECTION, sorted(candidates | (stored_ids & set(names))))
     top = lambda counts: min(counts, key=lambda x: (-counts[x], x))  # noqa: E731
     fresh = sorted(k for k in names if k not in snap.rows)
-    # a key's vector embeds the key itself (the model is uncased and strips accents, so this is the name's
-    # vector) and never a run-dependent spelling: the same key gets the same vector whatever the order
-    fresh_vectors = _embed_all(svc, [k.split("@", 1)[0] for k in fresh], None)[0] if fresh else np.zeros((0, 0))
-    vec_of = {k: fresh_vectors[j] for j, k in enumerate(fresh)}
+    known = names_vectors or {}
+    missing = [k for k in fresh if k not in known]  # (all of them when no vectors were handed in)
+    # a key's vector embeds the key itself, never a run-dependent spelling (see name_vectors)
+    missing_vectors = _embed_all(svc, [k.split("@", 1)[0] for k in missing], None)[0] if missing else np.zeros((0, 0))
+    vec_of = {k: missing_vectors[j] for j, k in enumerate(missing)}
+    vec_of.update({k: known[k] for k in fresh if k in known})
     existing: dict[str, KeyInfo] = {}
     for k, (vec, meta) in snap.rows.items():
         meta = meta or {}
@@ -442,15 +495,26 @@ def write(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     """Write documents in batches: vectors first, then the graph in one transaction per batch (the stored
     content hash moves last, so a failure leaves the old version and a re-run repeats the work), then drop
     stale vectors. A batch that fails is written again document by document, so only the bad one fails."""
-    svc = services_of(runtime)
+    try:
+        with writing.working(state.get("lease")):
+            return _write(services_of(runtime), state)
+    except BaseException:
+        writing.let_go(state.get("lease"))
+        raise
+
+
+def _write(svc: Services, state: IngestState) -> IngestState:
+    """:func:`write` (under the run's write lease)."""
     prepared = list(state.get("prepared", []))
     todo = [i for i, p in enumerate(prepared) if p.active]
     merges = dict(state.get("merges") or {})
+    writing.check(state.get("lease"))  # this run's lease was not broken by another writer
     for i in todo:
         if prepared[i].status == IngestStatus.UPDATED:
             prepared[i] = prepared[i].model_copy(update=document_dependents(svc, prepared[i].doc.doc_id))
     done = 0
     for batch in _batches(todo, prepared, max_docs=512, max_items=4096):
+        writing.check(state.get("lease"))
         try:
             write_documents(svc, [prepared[i] for i in batch], merges)
             merges = {}
@@ -485,11 +549,19 @@ def write(state: IngestState, runtime: Runtime[Services]) -> IngestState:
 def link(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     """Cross-document links of the written documents (CITES, DESCRIBED_BY, SIMILAR; ``ingest/linking.py``),
     stale entity-name rows dropped, and the documents' content hashes made final."""
-    svc = services_of(runtime)
+    try:
+        with writing.working(state.get("lease")):
+            return _link(services_of(runtime), state)
+    finally:  # the end of the write section (ingest/writing.py)
+        writing.let_go(state.get("lease"))
+
+
+def _link(svc: Services, state: IngestState) -> IngestState:
     prepared = state.get("prepared", [])
     written = [p for p in prepared if p.active]
     if not written:
         return {}
+    writing.check(state.get("lease"))
     touched = {n.id for p in written for n in p.nodes if n.label == NodeLabel.ENTITY}
     touched |= {e for target, sources in (state.get("merges") or {}).items() for e in (target, *sources)}
     touched |= {e for p in written for e in p.old_entities}
@@ -529,6 +601,7 @@ def summarize(state: IngestState, runtime: Runtime[Services]) -> IngestState:
         for i in state.get("issues", [])
         if i.severity == "error"
     ]
+    writing.let_go(state.get("lease"))  # (released at the end of link already; this is for a run that skipped it)
     if state.get("marker"):
         end_ingest(Path(state["marker"]))
     return {"reports": reports}
