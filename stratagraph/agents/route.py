@@ -104,7 +104,27 @@ def metadata_filters(step: Step, question: str) -> dict[str, str]:
             named.setdefault(key, set()).add(value)
     # a key the question names two values of ("Q3 ... compared with Q2") picks no one document set
     filters = {key: next(iter(vals)) for key, vals in named.items() if len(vals) == 1}
+    others = {k: v for k, v in filters.items() if k not in PERIOD_KEYS}
+    if reporting and period is not None and others != filters and _reported_after(
+            period, [m for m in ix.doc_metadata if all(str(m.get(k)) == v for k, v in others.items())]):  # fmt: skip
+        filters = others  # a later report of the same company or body may restate the period's figures
     return _consistent(filters, ix.doc_metadata)
+
+
+#: metadata keys that say which period a document reports on
+PERIOD_KEYS = frozenset({"quarter", "half", "year", "fiscal_year", "period"})
+
+
+def _reported_after(period: Any, metadata: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether one of the documents (those the question's other filters keep) reports on a period after
+    ``period`` (the Q3 report after "Q2 2024"): it may state that period's figures again, restated, so the
+    period names the figure, not the documents to read."""
+    from stratagraph.reading.sentences import metadata_periods
+
+    asked = period.closes
+    if asked is None:
+        return False
+    return any(p.closes is not None and p.closes > asked for meta in metadata for p in metadata_periods(meta))
 
 
 def _consistent(filters: dict[str, str], metadata: Sequence[Mapping[str, Any]]) -> dict[str, str]:

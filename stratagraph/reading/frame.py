@@ -181,6 +181,8 @@ def frame_of(question: str) -> Frame:
                      AnswerType.NUMBER, AnswerType.DATE):  # fmt: skip
         for t in doc:
             if _in_main_clause(t) and t.lower_ in SUPERLATIVE_MAX | SUPERLATIVE_MIN:
+                if t.i + 1 < len(doc) and doc[t.i + 1].lower_ in ("recent", "recently"):
+                    continue  # "the *most recently* reported figure": the latest version of a figure, no largest one
                 superlative = "max" if t.lower_ in SUPERLATIVE_MAX else "min"
                 break
     quantifier = next((QUANTIFIERS[w] if QUANTIFIERS[w] is not None else "all" for w in

@@ -41,10 +41,13 @@ from typing import Any
 from stratagraph.reading.arithmetic import Figure
 from stratagraph.reading.frame import Frame
 from stratagraph.reading.result import Reading, not_found
-from stratagraph.reading.sentences import Candidate, Sentence, offsets
+from stratagraph.reading.sentences import Candidate, Sentence, metadata_periods, offsets
 from stratagraph.reading.words import content_forms, forms, is_stop, word_forms
 from stratagraph.text.amounts import Quantity, is_total_label, parse_quantities
 from stratagraph.text.lexicon import (
+    ORIGINAL_ASKED,
+    ORIGINAL_WORDS,
+    RESTATED_WORDS,
     FORECAST_WORDS,
     MEASURES,
     ORG_NOUNS,
@@ -696,16 +699,19 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
         if not cands:
             typeless = True
             continue
-        scored = sorted(((c.fit * period_factor(s, c.start, frame) * (NEAR_BASE + nearness(s, c, anchors, frame)), c)
-                         for c in cands), key=lambda p: (-p[0], p[1].start))  # fmt: skip
+        scored = sorted(((c.fit * period_factor(s, c.start, frame) * version_factor(s, c.start, frame)
+                          * (NEAR_BASE + nearness(s, c, anchors, frame)), c) for c in cands), key=lambda p: (-p[0], p[1].start))  # fmt: skip
         top, cand = scored[0]
         text = s.passage.text[cand.start : cand.end].strip().casefold()
         rival = next((x for x, c in scored[1:] if s.passage.text[c.start : c.end].strip().casefold() != text), 0.0)
-        total = score * (0.6 + 0.4 * cand.fit) * period_factor(s, cand.start, frame) * (_row_weight(s, frame) if s.is_row else 1.0)
+        total = (score * (0.6 + 0.4 * cand.fit) * period_factor(s, cand.start, frame) * version_factor(s, cand.start, frame)
+                 * (_row_weight(s, frame) if s.is_row else 1.0))  # fmt: skip
         if not s.is_row and _role_of(s, cand, frame, verbs_only=True) > 0:
             total *= ROLE_TOTAL  # an argument of the asked verb ("is *adopted* in the amount of $58,725")
         if frame.actual and _forecast(s, cand):
             total *= FORECAST  # "what was the margin": a figure of what is expected is no result
+        if _reported_later(s, frame):
+            total *= LATER_REPORT  # a later report's figure for the period asked stands over the first one
         if best is None or total > best.score:
             best = _Best(total, s, cand, rival >= AMBIGUOUS * top and not s.is_row,
                          f"about {a:.2f}, relation {r:.2f}, fit {cand.fit:.2f}")  # fmt: skip
@@ -716,6 +722,43 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
 ROLE_TOTAL = 1.15
 #: a forecast sentence's weight for a question of what was (ours)
 FORECAST = 0.5
+#: the weight of a figure for the period asked from a document that reports on a later period (ours)
+LATER_REPORT = 1.1
+
+
+#: a prose figure's weight when the words before it mark it as superseded ("previously reported as $4,105
+#: thousand": all but ruled out, it is not the figure) or as superseding ("restated to $3,985 thousand"), for a
+#: question that does not ask for the first (ours)
+SUPERSEDED, SUPERSEDING = 0.1, 1.3
+_VERSION_BEFORE = 4  # how many words before a figure may mark its version
+
+
+def _asks_original(frame: Frame) -> bool:
+    return bool({w.lower() for w in re.findall(r"[A-Za-z]+", frame.question)} & ORIGINAL_ASKED)
+
+
+def version_factor(sentence: Sentence, start: int, frame: Frame) -> float:
+    """How a prose figure's version weighs (:data:`SUPERSEDED`, :data:`SUPERSEDING`; swapped when the question
+    asks for the figure as first reported); 1 for a table cell (its column says it: tables._standing)."""
+    if sentence.is_row:
+        return 1.0
+    before = {w.lower() for w in re.findall(r"[A-Za-z]+", sentence.passage.text[sentence.start : start])[-_VERSION_BEFORE:]}
+    old, new = bool(before & ORIGINAL_WORDS), bool(before & RESTATED_WORDS)
+    if old == new:
+        return 1.0
+    original = _asks_original(frame)
+    return (SUPERSEDING if original else SUPERSEDED) if old else (SUPERSEDED if original else SUPERSEDING)
+
+
+def _reported_later(sentence: Sentence, frame: Frame) -> bool:
+    """Whether the sentence's document reports on a period after every period the question asks (its
+    metadata: the Q3 report's figure for Q2), unless the question asks for the figure as first reported:
+    the latest report's figure is the one that stands (a restated figure, or the same one repeated)."""
+    if not frame.periods or _asks_original(frame):
+        return False
+    own = [p.closes for p in metadata_periods(sentence.passage.metadata) if p.closes is not None]
+    asked = [p.closes for p in frame.periods]
+    return bool(own) and all(a is not None and max(own) > a for a in asked)
 def _holds_kind(sentence: Sentence, frame: Frame) -> bool:
     """Whether the sentence names an entity the graph types as the asked noun (``frame.kinds``)."""
     if not frame.kinds:

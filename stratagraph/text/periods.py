@@ -48,6 +48,13 @@ class Period:
             return year
         return f"{self.unit}{self.index}" + (f" {year}" if year else "")
 
+    @property
+    def closes(self) -> tuple[int, int] | None:
+        """Where the period ends, as (year, month of its year); None without a year (fiscal years as numbered)."""
+        if self.year is None:
+            return None
+        return self.year, 3 * self.index if self.unit == "Q" else 6 * self.index if self.unit == "H" else 12
+
     def shift(self, step: int) -> Period:
         """The period ``step`` units later (earlier when negative): a quarter by quarters, a half by halves, a
         year by years; the year rolls over when it is known."""

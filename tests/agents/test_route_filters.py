@@ -51,3 +51,8 @@ def test_a_title_a_bare_year_and_values_no_document_holds_together_do_not(letter
     got = _filters(letters_sg, "What was Orrin's revenue in the second quarter of fiscal 2024?")
     assert got == {"company": "Orrin", "fiscal_year": "2024"}
     assert _filters(letters_sg, "How did Tessel's revenue in Q2 compare with Q1?") == {"company": "Tessel"}
+
+
+def test_a_period_a_later_report_of_the_same_company_may_restate_is_no_filter(letters_sg: StrataGraph) -> None:
+    # Tessel's Q2 letter reports after Q1 FY2025, so it may restate the first quarter: no period filter
+    assert _filters(letters_sg, "What was Tessel's revenue in the first quarter of fiscal 2025?") == {"company": "Tessel"}

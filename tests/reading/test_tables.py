@@ -260,3 +260,17 @@ def test_the_source_a_question_names_is_where_not_what_and_its_column_is_the_one
     got = read("The reviewer's memo disputes Brin's FY2027 dredging budget. What figure does the reviewer say it should be?",
                [plan, memo], facts)  # fmt: skip
     assert got.found and "465" in got.answer
+
+
+def test_the_figure_that_stands_is_the_restated_one_and_the_later_reports() -> None:
+    prose = passage("Ferry revenue for the second quarter of 2026, previously reported as $4.1 million, has been restated "
+                    "to $3.9 million.", title="Orla Ferries Q3 2026 Letter", metadata={"quarter": "Q3", "year": 2026})  # fmt: skip
+    assert read("What was Orla's ferry revenue in the second quarter of 2026?", [prose]).answer == "$3.9 million"
+    assert read("What was Orla's ferry revenue in the second quarter of 2026 as originally reported?", [prose]).answer == "$4.1 million"
+    q2 = passage("Segment revenue | Q2 2026 | Q2 2025\nFerries; Q2 2026: 410; Q2 2025: 380", title="Orla Ferries Q2 2026 Letter",
+                 doc="q2.md", n=0, metadata={"quarter": "Q2", "year": 2026})  # fmt: skip
+    q3 = passage("Segment revenue | Q3 2026 | Q2 2026\nFerries; Q3 2026: 430; Q2 2026: 395", title="Orla Ferries Q3 2026 Letter",
+                 doc="q3.md", n=1, metadata={"quarter": "Q3", "year": 2026})  # fmt: skip
+    facts = {q2.chunk_id: [row_fact("Ferries", {"Q2 2026": ("410", 1000), "Q2 2025": ("380", 1000)})],
+             q3.chunk_id: [row_fact("Ferries", {"Q3 2026": ("430", 1000), "Q2 2026": ("395", 1000)})]}  # fmt: skip
+    assert "395" in read("What was Orla's ferry revenue in the second quarter of 2026?", [q2, q3], facts).answer
