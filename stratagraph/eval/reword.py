@@ -62,8 +62,9 @@ def keeps(template: Question, text: str) -> str:
     said = {v for v, _ in amounts(template.question)}
     if any(v not in said and (v in {a for a, _ in amounts(text)}) for answer in template.answers[:1] for v, _ in amounts(answer)):
         return "states the answer"
-    if template.answers and not amounts(template.answers[0]) and template.answers[0].casefold() in text.casefold():
-        return "states the answer"
+    answer = template.answers[0].casefold() if template.answers else ""
+    if answer and not amounts(answer) and answer in text.casefold() and answer not in template.question.casefold():
+        return "states the answer"  # (a choice names its answer among its options: that is no leak)
     return ""
 
 

@@ -142,3 +142,13 @@ def test_cli_reword_without_a_chat_model_is_refused(examples_home: Path, tmp_pat
     proc = run_cli("--store", str(examples_home), "eval", "generate", "--n", "3", "--reword", "--out", str(tmp_path / "g"))
     assert proc.returncode == 2 and "--reword needs a chat model" in proc.stderr
     assert not (tmp_path / "g").exists()
+
+
+def test_reword_a_choice_names_its_answer_among_its_options() -> None:
+    from stratagraph.eval.datasets import Question
+    from stratagraph.eval.reword import keeps
+
+    q = Question(id="g", question='Which is larger, the FY2025 Plan of Fuel or of Salt, in "Brin Budget", section "Roads"?',
+                 answers=["Fuel"], kind="sum_comparison", derivation={"rows": ["Fuel", "Salt"], "column": "FY2025 Plan"})  # fmt: skip
+    assert keeps(q, "In the Brin budget, which is larger in the FY2025 Plan: fuel or salt?") == ""
+    assert keeps(q, "In the Brin budget, is the FY2025 Plan for salt larger?").startswith("drops the label")
