@@ -3,11 +3,15 @@ program is ... budgeted", "which division's part of the plan covers ...".
 
 1. The sentence (or table row) that answers: the best-scored one about the question's names that holds most
    of its relation words other than the kind of section asked for; a sentence of a summary section
-   (abstract, introduction, conclusion) weighs less, since it restates the section that explains.
+   (abstract, introduction, conclusion) weighs less, since it restates the section that explains, and a
+   negated one much less ("X is not funded here"); of a question of several sentences, the words of the one
+   that asks (the others set the scene: "Snow clearing isn't paid for out of the police budget. Which division
+   carries the snow and ice removal line?").
 2. The heading on its section path at the level the question asks for:
 
    * "section", "part", "chapter"...: its own section's heading;
-   * a kind of unit ("program", "division", "facility"): the heading of its path whose last word is that noun;
+   * a kind of unit ("program", "division", "facility"): the subsection of a heading that groups by that noun
+     ("Expenditure by Division"), else the heading of its path whose last word is that noun;
      else the level of the evidence's heading tree whose headings share a last word ("Reservoir Treatment
      Plant", "Groundwater Plant": a level of named units of one kind) on its path; else its own section's.
 
@@ -26,7 +30,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 from stratagraph.answers import Computation
-from stratagraph.reading.frame import Frame
+from stratagraph.reading.frame import Frame, frame_of
 from stratagraph.reading.result import Reading, not_found
 from stratagraph.reading.sentences import Sentence
 from stratagraph.reading.spans import MIN_ABOUT, about, relation
@@ -34,7 +38,7 @@ from stratagraph.reading.tables import TableCell, best_cell, cells_of, derived_c
 from stratagraph.reading.words import content_forms, forms, word_forms
 from stratagraph.text.amounts import is_total_label
 from stratagraph.text.lexicon import STRUCTURAL_NOUNS, SUMMARY_HEADINGS
-from stratagraph.text.question import AnswerType
+from stratagraph.text.question import AnswerType, last_sentence
 
 __all__ = ["names_headings", "read_document", "read_section", "section_superlative"]
 
@@ -42,6 +46,8 @@ __all__ = ["names_headings", "read_document", "read_section", "section_superlati
 MIN_SECTION_RELATION = 0.5
 #: what a sentence of a summary section (abstract, introduction...) weighs against the body's (ours)
 SUMMARY_WEIGHT = 0.7
+#: what a negated sentence weighs: it says where the thing is not (ours)
+NEGATED_WEIGHT = 0.3
 
 
 def _last_word(heading: str) -> frozenset[str]:
@@ -81,6 +87,10 @@ def _heading(frame: Frame, s: Sentence, sents: Sequence[Sentence]) -> str | None
     noun = forms(frame.focus) if frame.focus else frozenset()
     if frame.focus in STRUCTURAL_NOUNS or not noun:
         return path[-1]
+    for i, h in enumerate(path[:-1]):  # "Expenditure by Division": its subsections are the divisions
+        words = heading_text(h).casefold().split()
+        if len(words) >= 2 and words[-2] == "by" and forms(words[-1]) & noun:
+            return path[i + 1]
     named = [h for h in path if _last_word(h) & noun]
     if named:
         return named[-1]
@@ -93,7 +103,9 @@ def _heading(frame: Frame, s: Sentence, sents: Sequence[Sentence]) -> str | None
 def _answering(frame: Frame, sents: Sequence[Sentence], under_heading: bool) -> tuple[float, Sentence] | None:
     """The sentence that answers a structural question (module docstring, rule 1)."""
     kind = forms(frame.focus) if frame.focus else frozenset()
-    own = [w for w in frame.relation if not (forms(w) & kind) and w not in STRUCTURAL_NOUNS]
+    asking = last_sentence(frame.question)  # "X isn't paid for out of the police budget. Which division carries X?":
+    said = set(frame_of(asking).relation) if asking.strip() != frame.question.strip() else set(frame.relation)  # the ask
+    own = [w for w in frame.relation if not (forms(w) & kind) and w not in STRUCTURAL_NOUNS and w in said]
     narrowed = replace(frame, relation=tuple(own))
     best: tuple[float, Sentence] | None = None
     for s in sents:
@@ -105,6 +117,8 @@ def _answering(frame: Frame, sents: Sequence[Sentence], under_heading: bool) -> 
         score = a * r / (1.0 + 0.05 * s.rank)
         if any(w in SUMMARY_HEADINGS for h in s.passage.section_path[-1:] for w in heading_text(h).lower().split()):
             score *= SUMMARY_WEIGHT  # an abstract restates the section that explains it
+        if s.parse is not None and any(t.dep_ == "neg" for t in s.parse):
+            score *= NEGATED_WEIGHT  # "X is not funded here; it is carried in ...": not where X is
         if best is None or score > best[0]:
             best = (score, s)
     return best

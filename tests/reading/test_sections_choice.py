@@ -70,3 +70,14 @@ def test_the_part_of_a_named_unit_that_grows_most_is_read_from_its_sections_tota
     assert got.answer == "Dredging"  # 120 against 90 and 8
     got = read("Which part of the Harbour Services gets the smallest FY2027 budget?", ev, facts)
     assert got.answer == "Silt Survey"
+
+
+def test_a_heading_that_groups_by_the_asked_noun_a_negated_sentence_and_a_question_with_a_premise() -> None:
+    title = "Orla Schools Budget 2027"
+    intro = passage("Ferry fares for pupils are not funded here; they are carried in the transport budget.",
+                    title=title, path=["3 Expenditure by Division", "3.1 Primary Schools", "3.1.1 Operations"], n=0)  # fmt: skip
+    rows = passage("Line item | 2026 | 2027\nFerry Fares; 2026: 120; 2027: 131\nBus Hire; 2026: 300; 2027: 310",
+                   title=title, path=["3 Expenditure by Division", "3.2 Pupil Transport", "3.2.1 Operations"], n=1)  # fmt: skip
+    got = read("Ferry fares aren't paid for out of the primary schools' operations budget. Which division of the Orla "
+               "schools budget carries the ferry fares line?", [intro, rows])  # fmt: skip
+    assert (got.kind, got.answer) == ("section", "Pupil Transport")
