@@ -322,7 +322,11 @@ class RetrievalContext:
         """The lexical index (:mod:`stratagraph.retrieval.bm25`), built once per generation."""
         from stratagraph.retrieval.bm25 import BM25Index
 
-        return self.cached("bm25_index", lambda: BM25Index.from_graph(self.graph))
+        if not self.settings.incremental_index:
+            return self.cached("bm25_index", lambda: BM25Index.from_graph(self.graph))
+        return self.cached(
+            "bm25_index", lambda: BM25Index.from_graph(self.graph), lambda old: BM25Index.updated(old, self.graph)
+        )
 
     def title_index(self) -> TitleIndex:
         """Normalised titles of every document and section (entity pages, query linking)."""
