@@ -197,28 +197,33 @@ def test_sqlite_feed_sees_another_process(tmp_path: Path) -> None:
         assert_same_index(ix.apply(changes), graph)
 
 
-def test_sqlite_pruned_feed_falls_back_to_a_full_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pruned_feed_falls_back_to_a_full_read(store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    from stratagraph.graph_store import neo4j as neo4j_module
+
     monkeypatch.setattr(sqlite_module, "TOMBSTONE_ROWS", 8)
-    with SQLiteGraphStore(tmp_path / "graph.sqlite") as graph:
-        load(graph)
-        old = GraphIndex.from_store(graph)
-        graph.delete_document("d2")  # 5 edges and 3 nodes: within the bound
-        assert graph.changes_since(old.generation) is not None
-        graph.write_batch(delete_edges=[x.id for x in graph.get_edges(types=[T.NEXT])][:1])  # past it: pruned
-        assert graph.changes_since(old.generation) is None
-        tombstones = graph._conn().execute("SELECT COUNT(*) FROM tombstones").fetchone()[0]
-        assert tombstones <= 8
-        reads: list[int] = []
-        real = GraphIndex.from_store.__func__  # type: ignore[attr-defined]
-        monkeypatch.setattr(GraphIndex, "from_store", classmethod(lambda cls, g: reads.append(1) or real(cls, g)))
-        fresh = GraphIndex.updated(old, graph)
-        assert reads == [1]
-        assert fresh.generation == graph.generation() and fresh.documents.ids == ["d1"]
-        # from the generation the pruning kept, the feed answers again
-        graph.write_batch(nodes=[n("ent:zed", L.ENTITY, ["d1"], name="Zed")])
-        assert graph.changes_since(fresh.generation) is not None
-        assert_same_index(GraphIndex.updated(fresh, graph), graph)
-        assert reads == [1, 1]  # the check above read whole once; updated() did not
+    monkeypatch.setattr(neo4j_module, "TOMBSTONE_ROWS", 8)
+    graph = store
+    load(graph)
+    old = GraphIndex.from_store(graph)
+    graph.delete_document("d2")  # 5 edges and 3 nodes: within the bound
+    assert graph.changes_since(old.generation) is not None
+    graph.write_batch(delete_edges=[x.id for x in graph.get_edges(types=[T.NEXT])][:1])  # past it: pruned
+    assert graph.changes_since(old.generation) is None
+    if isinstance(graph, SQLiteGraphStore):
+        assert graph._conn().execute("SELECT COUNT(*) FROM tombstones").fetchone()[0] <= 8
+    else:
+        assert graph._read(lambda tx: tx.run(f"MATCH (t:{neo4j_module.TOMB}) RETURN count(t)").single()[0]) <= 8
+    reads: list[int] = []
+    real = GraphIndex.from_store.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(GraphIndex, "from_store", classmethod(lambda cls, g: reads.append(1) or real(cls, g)))
+    fresh = GraphIndex.updated(old, graph)
+    assert reads == [1]
+    assert fresh.generation == graph.generation() and fresh.documents.ids == ["d1"]
+    # from the generation the pruning kept, the feed answers again
+    graph.write_batch(nodes=[n("ent:zed", L.ENTITY, ["d1"], name="Zed")])
+    assert graph.changes_since(fresh.generation) is not None
+    assert_same_index(GraphIndex.updated(fresh, graph), graph)
+    assert reads == [1, 1]  # the check above read whole once; updated() did not
 
 
 def test_sqlite_large_change_reads_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
