@@ -184,9 +184,15 @@ def _edge(row: Sequence[Any]) -> Edge:
 
 
 def _tuples(
-    conn: sqlite3.Connection, label: NodeLabel | str, fields: Sequence[str], where: str = "", args: tuple[Any, ...] = ()
+    conn: sqlite3.Connection,
+    label: NodeLabel | str,
+    fields: Sequence[str],
+    where: str = "",
+    args: tuple[Any, ...] = (),
+    source: str = "nodes",
 ) -> list[tuple[Any, ...]]:
-    """:meth:`SQLiteGraphStore.node_tuples` of the nodes of ``label`` that also meet ``where``."""
+    """:meth:`SQLiteGraphStore.node_tuples` of the nodes of ``label`` that also meet ``where`` (read from
+    ``source``: the table, or the table with an index named), sorted by id."""
     cols = []
     for name in fields:
         if name == "doc_ids":
@@ -194,9 +200,10 @@ def _tuples(
         else:
             path = "$." + json.dumps(str(name))  # a quoted JSON path: any key is safe
             cols.append(f"json_extract(props, {_quote(path)}), json_type(props, {_quote(path)})")
-    sql = f"SELECT id{''.join(', ' + c for c in cols)} FROM nodes WHERE label = ? {where} ORDER BY id"
+    sql = f"SELECT id{''.join(', ' + c for c in cols)} FROM {source} WHERE label = ? {where}"
+    found = conn.execute(sql + (" ORDER BY id" if source == "nodes" else ""), (str(label), *args)).fetchall()
     out = []
-    for row in conn.execute(sql, (str(label), *args)).fetchall():
+    for row in found if source == "nodes" else sorted(found, key=lambda r: r[0]):
         values = [row[0]]
         for value, kind in zip(row[1::2], row[2::2], strict=True):
             values.append(json.loads(value) if kind in ("array", "object") and value is not None else value)
@@ -642,34 +649,42 @@ class SQLiteGraphStore(GraphStore):
                 if count > limit:
                     return None
             written: dict[str, list[tuple[Any, ...]]] = {}
-            for nid, label in conn.execute("SELECT id, label FROM nodes WHERE gen > ? ORDER BY id", (generation,)):
+            # every read below goes through the gen indexes (INDEXED BY: the planner would rather walk the id
+            # or type order and scan the table), then sorts the few rows it found here
+            rows = conn.execute("SELECT id, label FROM nodes INDEXED BY nodes_gen WHERE gen > ?", (generation,))
+            for nid, label in sorted(rows.fetchall()):
                 written.setdefault(label, []).append((nid,))
             for label in sorted(written):
                 if label in fields:
-                    written[label] = _tuples(conn, label, fields[label], "AND gen > ?", (generation,))
-            deleted_nodes = [
+                    written[label] = _tuples(conn, label, fields[label], "AND gen > ?", (generation,), "nodes INDEXED BY nodes_gen")
+            deleted_nodes = sorted(
                 r[0]
                 for r in conn.execute(
-                    "SELECT DISTINCT id FROM tombstones WHERE gen > ? AND kind = 'node' "
-                    "AND id NOT IN (SELECT id FROM nodes) ORDER BY id",
+                    "SELECT DISTINCT id FROM tombstones INDEXED BY tombstones_gen WHERE gen > ? AND kind = 'node' "
+                    "AND id NOT IN (SELECT id FROM nodes)",
                     (generation,),
                 )
-            ]
-            edges = [
-                EdgeChange(eid, EDGE_TYPES[t], s, d, k, float(w))
-                for eid, t, s, d, k, w in conn.execute(
-                    "SELECT id, type, src, dst, key, weight FROM edges WHERE gen > ? ORDER BY type, src, dst, key",
-                    (generation,),
-                )
-            ]
-            deleted_edges = [
-                EdgeChange(eid, EDGE_TYPES[t], s, d, k or "", None)
-                for eid, t, s, d, k in conn.execute(
-                    "SELECT DISTINCT id, type, src, dst, key FROM tombstones WHERE gen > ? AND kind = 'edge' "
-                    "AND id NOT IN (SELECT id FROM edges) ORDER BY type, src, dst, key",
-                    (generation,),
-                )
-            ]
+            )
+            edges = sorted(
+                (
+                    EdgeChange(eid, EDGE_TYPES[t], s, d, k, float(w))
+                    for eid, t, s, d, k, w in conn.execute(
+                        "SELECT id, type, src, dst, key, weight FROM edges INDEXED BY edges_gen WHERE gen > ?", (generation,)
+                    )
+                ),
+                key=lambda e: (e.type.value, e.src, e.dst, e.key),
+            )
+            deleted_edges = sorted(
+                (
+                    EdgeChange(eid, EDGE_TYPES[t], s, d, k or "", None)
+                    for eid, t, s, d, k in conn.execute(
+                        "SELECT DISTINCT id, type, src, dst, key FROM tombstones INDEXED BY tombstones_gen WHERE gen > ? "
+                        "AND kind = 'edge' AND id NOT IN (SELECT id FROM edges)",
+                        (generation,),
+                    )
+                ),
+                key=lambda e: (e.type.value, e.src, e.dst, e.key),
+            )
         return Changes(int(now), written, deleted_nodes, edges, deleted_edges)
 
     def edge_tuples(self, types: Iterable[EdgeType | str]) -> list[EdgeRow]:
