@@ -7,7 +7,9 @@ The protocol is deliberately narrow: batched writes (each one transaction), read
 light whole-graph reads a client-side index is built from (:meth:`GraphStore.node_tuples`,
 :meth:`GraphStore.edge_tuples`), the batched read of the edges around given nodes
 (:meth:`GraphStore.neighbourhood`, what a walk that follows the question reads instead of the whole graph),
-counts, a canonical export and a write ``generation`` for cache invalidation. Graph algorithms (PageRank,
+counts, a canonical export, a write ``generation`` for cache invalidation and a change feed
+(:meth:`GraphStore.changes_since`: what was written or deleted after a generation, so an index is updated
+rather than read again). Graph algorithms (PageRank,
 traversal, BM25) are not the store's business: they run in ``stratagraph.retrieval``, over one
 generation-cached :class:`~stratagraph.retrieval.index.GraphIndex` or over neighbourhood reads
 (``retrieval/push.py``), the same on every backend, so every backend ranks the same.

@@ -3,7 +3,10 @@
 Tables: ``nodes`` and ``edges`` keep every record with ``props`` and ``doc_ids`` as canonical JSON;
 ``node_docs`` / ``edge_docs`` index provenance by document so deleting one is a few index range scans;
 ``meta.generation`` counts write transactions (:meth:`SQLiteGraphStore.generation`, what the retrieval
-index's cache is keyed by, so a write by another process is seen at the next query); ``leases`` holds the
+index's cache is keyed by, so a write by another process is seen at the next query); every row written carries
+the generation it was written at (``gen``, indexed) and every row deleted leaves a row in ``tombstones`` (the
+last :data:`TOMBSTONE_ROWS` or so; ``meta.feed_floor`` says how far back they reach): the change feed
+(:meth:`SQLiteGraphStore.changes_since`); ``leases`` holds the
 writers' leases (``graph_store/lease.py``), outside the graph. Graph algorithms and
 BM25 are not here: they run over the shared ``stratagraph.retrieval.index.GraphIndex``, the same on every
 backend.

@@ -12,9 +12,12 @@ light reads on every backend. It holds
   fact (``IN_FACT``), fact -> chunk (``SUPPORTED_BY``), entity -> entity (``RELATED``), the section tree,
   chunk -> document / section, and the chunk-level links.
 
+After a write the next generation's index is the previous one plus the store's change feed
+(:meth:`GraphIndex.updated`, :meth:`GraphStore.changes_since`): node tables and edge lists spliced, not read
+again; it is read whole when the feed cannot say or more than :data:`INCREMENTAL_SHARE` of it changed.
 Strategies derive what they need from it (a walk matrix, a bipartite CSR, a chunk graph) and keep those in
-the same generation cache (:meth:`RetrievalContext.cached`), so the first query after a graph change reads
-the store once, whatever the strategy. :func:`personalized_pagerank` is the one PageRank.
+the same generation cache (:meth:`RetrievalContext.cached`), built again for each generation, so the first
+query after a graph change reads the store at most once, whatever the strategy. :func:`personalized_pagerank` is the one PageRank.
 """
 
 from __future__ import annotations
