@@ -10,6 +10,14 @@ size), ``local`` by push from the seeds over neighbourhood reads (``local_walk_f
 the first query (it builds the per-generation caches), p50 and p95 of the rest, and the query process's peak
 RSS. Prints a Markdown table, or with ``--json``
 ``{"sizes": {"20000": {"build": {...}, "whole": {...}, "local": {...}}, ...}}``.
+
+``--after-write`` measures instead the first query after another process's write, with the per-generation
+indexes read whole (``full``, ``incremental_index=False``) and updated from the store's change feed
+(``incremental``): on a copy of each size's store (``<work>/synth-<size>-after-write``, made once), a fresh
+query process per mode asks one question (building its caches), has a child process write one document again
+(``synth.document_version`` through ``replace_documents``: every row of it written anew), then times the next
+question, split into the graph index, the lexical index and the rest (the strategies' derived caches and the
+query itself); ``{"sizes": {"20000": {"full": {"first_query_after_write_ms": ...}, "incremental": {...}}}}``.
 """
 
 from __future__ import annotations
@@ -72,6 +80,88 @@ def worker(home: Path, facts: int, local_walk_facts: int | None, n: int) -> dict
             "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}  # fmt: skip
 
 
+REWRITE = r"""
+import sys
+sys.path.insert(0, sys.argv[3])
+import synth
+from stratagraph.graph_store import SQLiteGraphStore
+facts, d = int(sys.argv[2]), int(sys.argv[4])
+plan = synth.draw(facts, 0)
+chunks = [c for c, doc in enumerate(plan.chunk_doc) if doc == d]
+version, _ = synth.document_version(plan, d, chunks)
+with SQLiteGraphStore(sys.argv[1]) as graph:
+    graph.replace_documents([version])
+"""
+
+
+def after_write_worker(home: Path, facts: int, incremental: bool, doc: int) -> dict:
+    """One query process: a first question (caches built), another process's write, the next question."""
+    from stratagraph.config import Settings
+    from stratagraph.retrieval import retrieve
+    from stratagraph.services import Services
+
+    svc = Services(Settings(home=home, incremental_index=incremental))
+    try:
+        ctx = svc.new_retrieval()
+        qs = questions(facts, 3)
+        started = time.perf_counter()
+        retrieve(ctx, "default", qs[0], k=5)
+        first = time.perf_counter() - started
+        gen = svc.graph.generation()
+        graph_file = home / "graph.sqlite"
+        subprocess.run([sys.executable, "-c", REWRITE, str(graph_file), str(facts), str(Path(__file__).parent), str(doc)],
+                       check=True, timeout=3600)  # fmt: skip
+        assert svc.graph.generation() > gen
+        t0 = time.perf_counter()
+        ctx.index()
+        t1 = time.perf_counter()
+        ctx.bm25()
+        t2 = time.perf_counter()
+        retrieve(ctx, "default", qs[1], k=5)
+        t3 = time.perf_counter()
+        retrieve(ctx, "default", qs[2], k=5)
+        t4 = time.perf_counter()
+    finally:
+        svc.close()
+    ms = lambda s: round(s * 1000)  # noqa: E731
+    return {"first_query_ms": ms(first), "first_query_after_write_ms": ms(t3 - t0), "graph_index_ms": ms(t1 - t0),
+            "bm25_ms": ms(t2 - t1), "rest_ms": ms(t3 - t2), "next_query_ms": ms(t4 - t3)}  # fmt: skip
+
+
+def run_after_write(size: int, root: Path, work: Path) -> dict:
+    import shutil
+
+    from stratagraph.graph_store import SQLiteGraphStore
+
+    source = root / f"synth-{size}"
+    out: dict = {"build": synth.build(size, source)}
+    home = work / f"synth-{size}-after-write"
+    if not home.exists():
+        shutil.copytree(source, home)
+    SQLiteGraphStore(home / "graph.sqlite").close()  # any schema migration happens here, not in a timed query
+    for doc, (mode, incremental) in enumerate((("full", False), ("incremental", True))):
+        cmd = [sys.executable, __file__, "--after-write-worker", str(home), "--facts", str(size),
+               "--incremental", str(int(incremental)), "--doc", str(doc)]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=3600)
+        if proc.returncode != 0:
+            raise RuntimeError(f"query process failed ({mode}, {size}):\n{proc.stderr[-3000:]}")
+        out[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
+def after_write_table(report: dict) -> str:
+    lines = ["| facts | nodes | edges | mode | first query ms | first query after write ms | of which graph index ms | "
+             "lexical index ms | rest ms | next query ms |", "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for size, row in report["sizes"].items():
+        b = row["build"]
+        for mode in ("full", "incremental"):
+            r = row[mode]
+            lines.append(f"| {size} | {sum(b['nodes'].values())} | {sum(b['edges'].values())} | {mode} | {r['first_query_ms']} | "
+                         f"{r['first_query_after_write_ms']} | {r['graph_index_ms']} | {r['bm25_ms']} | {r['rest_ms']} | "
+                         f"{r['next_query_ms']} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def run_size(size: int, root: Path, n: int) -> dict:
     out: dict = {"build": synth.build(size, root / f"synth-{size}")}
     for path, threshold in PATHS.items():
@@ -101,14 +191,28 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1] / ".stratagraph" / "scale")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--after-write", action="store_true", help="the first query after another process's write")
+    parser.add_argument("--work", type=Path, help="where --after-write copies the stores it writes to (default --root)")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--after-write-worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--incremental", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--doc", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--facts", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--threshold", type=lambda v: None if v == "None" else int(v), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker is not None:
         print(json.dumps(worker(args.worker, args.facts, args.threshold, args.queries)))
         return 0
+    if args.after_write_worker is not None:
+        print(json.dumps(after_write_worker(args.after_write_worker, args.facts, bool(args.incremental), args.doc)))
+        return 0
     report = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}", "sizes": {}}
+    if args.after_write:
+        for size in (int(s) for s in args.sizes.split(",")):
+            report["sizes"][str(size)] = run_after_write(size, args.root, args.work or args.root)
+            print(json.dumps({size: report["sizes"][str(size)]}), file=sys.stderr, flush=True)
+        print(json.dumps(report) if args.json else after_write_table(report))
+        return 0
     for size in (int(s) for s in args.sizes.split(",")):
         report["sizes"][str(size)] = run_size(size, args.root, args.queries)
         print(json.dumps({size: report["sizes"][str(size)]}), file=sys.stderr, flush=True)  # kept if a later size fails

@@ -146,6 +146,12 @@ class Settings(BaseSettings):
     similar_min_score: float = Field(default=0.55, ge=0.0, description="least sparse + dense score of a SIMILAR edge")
     citation_top_k: int = Field(default=2, ge=0, description="chunks of a cited document each citing chunk links to")
     # retrieval
+    incremental_index: bool = Field(
+        default=True,
+        description="after a write (by any process), update the whole-graph index and the lexical index from the "
+        "store's change feed (graph_store changes_since) instead of reading the whole graph again; they are read "
+        "whole anyway when the feed cannot say or more than a quarter of their rows changed",
+    )
     local_walk_facts: int | None = Field(
         default=None,
         ge=0,

@@ -7,7 +7,9 @@ The protocol is deliberately narrow: batched writes (each one transaction), read
 light whole-graph reads a client-side index is built from (:meth:`GraphStore.node_tuples`,
 :meth:`GraphStore.edge_tuples`), the batched read of the edges around given nodes
 (:meth:`GraphStore.neighbourhood`, what a walk that follows the question reads instead of the whole graph),
-counts, a canonical export and a write ``generation`` for cache invalidation. Graph algorithms (PageRank,
+counts, a canonical export, a write ``generation`` for cache invalidation and a change feed
+(:meth:`GraphStore.changes_since`: what was written or deleted after a generation, so an index is updated
+rather than read again). Graph algorithms (PageRank,
 traversal, BM25) are not the store's business: they run in ``stratagraph.retrieval``, over one
 generation-cached :class:`~stratagraph.retrieval.index.GraphIndex` or over neighbourhood reads
 (``retrieval/push.py``), the same on every backend, so every backend ranks the same.
@@ -84,6 +86,40 @@ class LeaseRecord(NamedTuple):
     beat: int
     ttl: float
     taken: float
+
+
+class EdgeChange(NamedTuple):
+    """An edge written (or, with ``weight`` None, deleted) since a generation (:meth:`GraphStore.changes_since`):
+    its id, type, ends, key and weight."""
+
+    id: str
+    type: EdgeType
+    src: str
+    dst: str
+    key: str
+    weight: float | None
+
+
+class Changes(NamedTuple):
+    """What changed in the graph after a generation and up to ``generation`` (:meth:`GraphStore.changes_since`).
+
+    ``nodes``: label -> the nodes of that label written since (created or updated, doc_ids or props or label),
+    each as :meth:`GraphStore.node_tuples` gives it for the fields asked for that label (``(id,)`` alone for a
+    label not asked about), sorted by id; ``deleted_nodes``: ids of nodes deleted since and not written again
+    (sorted). ``edges``: edges written since (weight set), ``deleted_edges``: deleted since and not written
+    again (weight None); both sorted by (type, src, dst, key). A node or edge written several times appears
+    once, as it is now. A consumer drops every id of ``deleted_nodes`` and of ``nodes`` (any label: a node may
+    change label), then adds ``nodes``; drops every edge of both lists, then adds ``edges``."""
+
+    generation: int
+    nodes: dict[str, list[tuple[Any, ...]]]
+    deleted_nodes: list[str]
+    edges: list[EdgeChange]
+    deleted_edges: list[EdgeChange]
+
+    @property
+    def size(self) -> int:
+        return sum(map(len, self.nodes.values())) + len(self.deleted_nodes) + len(self.edges) + len(self.deleted_edges)
 
 
 DIRECTIONS = ("out", "in", "both")
@@ -248,6 +284,11 @@ class GraphStore(ABC):
         """:class:`EdgeRow` ``(type, src, dst, weight)`` of every edge of ``types``, sorted by (type, src,
         dst, key): the light form whole-graph indexes are built from."""
 
+    def keyed_edge_tuples(self, types: Iterable[EdgeType | str]) -> list[tuple[EdgeRow, str]]:
+        """:meth:`edge_tuples` with each edge's key: ``(EdgeRow, key)`` in the same order (what an index
+        updated edge by edge needs to tell two edges of one type between the same nodes apart)."""
+        return [(EdgeRow(e.type, e.src, e.dst, e.weight), e.key) for e in self.get_edges(types=types)]
+
     @abstractmethod
     def neighbourhood(
         self,
@@ -278,6 +319,17 @@ class GraphStore(ABC):
     def generation(self) -> int:
         """A number that changes whenever anyone (this process or another) writes to the store: caches of
         what was read are valid while it stays the same."""
+
+    def changes_since(
+        self, generation: int, fields: Mapping[str, Sequence[str]] | None = None, limit: int | None = None
+    ) -> Changes | None:
+        """The change feed: what was written or deleted after ``generation`` (:class:`Changes`, read in one
+        snapshot, with the generation it reaches), node tuples with ``fields[label]`` for the labels asked
+        about. None when the store cannot say: the feed no longer reaches back that far (deletions are kept
+        for a bounded number of rows), ``generation`` is not one the store has had, the store keeps no feed
+        (this default), or more than ``limit`` rows changed (then a full read is cheaper). Never a graph
+        write; its cost follows the number of rows changed, not the graph's size."""
+        return None
 
     def document_hash(self, doc_id: str) -> str | None:
         """The stored content hash of a document, or None when it is not stored."""

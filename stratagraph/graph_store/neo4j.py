@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -50,11 +51,13 @@ from neo4j.exceptions import (
 )
 
 from stratagraph.graph_store.base import (
+    Changes,
     CypherQueryError,
     DeleteSummary,
     DocumentNotFound,
     DocumentVersion,
     EDGE_TYPES,
+    EdgeChange,
     EdgeRow,
     GraphCounts,
     GraphStore,
@@ -103,8 +106,17 @@ EDGE_RESERVED = frozenset({"id", "key", "weight", "doc_ids", "props"})
 _INT64 = (-(2**63), 2**63 - 1)
 BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
-_BUMP = f"MERGE (m:{META} {{key: 'generation'}}) SET m.value = coalesce(m.value, 0) + 1"
+_BUMP = f"MERGE (m:{META} {{key: 'generation'}}) SET m.value = coalesce(m.value, 0) + 1 RETURN m.value"
 _ENSURE_COUNTER = f"MERGE (m:{META} {{key: 'generation'}}) ON CREATE SET m.value = 0"
+# the change feed: rows written carry the generation they commit as (``n.gen``, ``r.gen``; an edge's source node
+# ``a.egen``, so edges are found from an indexed node property), deletions leave a tombstone node; the feed
+# reaches back to ``feed_floor`` (the generation the store was first opened at with a feed, raised by pruning)
+TOMB = "StratagraphTombstone"
+TOMBSTONE_ROWS = 200_000
+_ENSURE_FLOOR = (
+    f"MATCH (g:{META} {{key: 'generation'}}) MERGE (f:{META} {{key: 'feed_floor'}}) ON CREATE SET f.value = g.value"
+)
+_TOMB_EDGE = f"CREATE (:{TOMB} {{gen: $gen, kind: 'edge', id: r.id, type: type(r), src: a.id, dst: b.id, key: r.key}})"
 # a lease is a meta node ``{key: 'lease:<name>'}``; the swap first writes it (the write lock, or on an optimistic
 # server the conflict that retries the transaction, is what makes the compare and set atomic), then reads it
 _LEASE_ENSURE = f"MERGE (l:{META} {{key: $key}})"
@@ -153,6 +165,12 @@ def _edge_map(w: EdgeWrite) -> dict[str, Any]:
     out = scalar_copies(json.loads(w.props_json), EDGE_RESERVED)
     out.update(id=w.id, key=w.key, weight=w.weight, doc_ids=list(w.doc_ids), props=w.props_json)
     return out
+
+
+def _tuple(node_id: str, docs: Sequence[str] | None, props_json: str | None, names: Sequence[str]) -> tuple[Any, ...]:
+    """A node as :meth:`Neo4jGraphStore.node_tuples` gives it."""
+    props = json.loads(props_json) if props_json is not None and any(f != "doc_ids" for f in names) else {}
+    return (node_id, *(list(docs or []) if f == "doc_ids" else props.get(f) for f in names))
 
 
 def _chunks(rows: Sequence[T], size: int = BATCH_ROWS) -> Iterator[Sequence[T]]:
@@ -250,6 +268,7 @@ class Neo4jGraphStore(GraphStore):
         self.batch_rows = batch_rows
         self._closed = False
         self._lease_nodes: set[str] = set()
+        self._tx = threading.local()  # the generation the write transaction of this thread commits as
         scheme = uri.split("://", 1)[0].lower() if "://" in uri else ""
         if scheme not in BOLT_SCHEMES:
             raise StoreUnavailable(
@@ -334,14 +353,34 @@ class Neo4jGraphStore(GraphStore):
 
     def _write(self, work: Callable[[ManagedTransaction], T]) -> T:
         """``work`` in one managed write transaction that first bumps the generation counter (which also
-        serialises writers: each holds the counter's lock until it commits)."""
+        serialises writers: each holds the counter's lock until it commits). What it writes carries the new
+        generation; what it deletes leaves tombstones of it (pruned here past :data:`TOMBSTONE_ROWS`)."""
 
         def unit(tx: ManagedTransaction) -> T:
-            tx.run(_BUMP).consume()
-            return work(tx)
+            self._tx.gen = int(tx.run(_BUMP).single()[0])
+            self._tx.tombs = False
+            out = work(tx)
+            if self._tx.tombs:
+                self._prune_tombstones(tx)
+            return out
 
         with self._errors(), self._session() as session:
             return session.execute_write(unit)
+
+    def _prune_tombstones(self, tx: ManagedTransaction) -> None:
+        """Past :data:`TOMBSTONE_ROWS` tombstones, drop the oldest generations' down to about half and raise
+        ``feed_floor`` to the newest generation dropped."""
+        (count,) = tx.run(f"MATCH (t:{TOMB}) RETURN count(t)").single()
+        if int(count) <= TOMBSTONE_ROWS:
+            return
+        (cutoff,) = tx.run(
+            f"MATCH (t:{TOMB}) RETURN t.gen ORDER BY t.gen DESC SKIP $keep LIMIT 1", keep=TOMBSTONE_ROWS // 2
+        ).single()
+        tx.run(f"MATCH (t:{TOMB}) WHERE t.gen <= $cutoff DELETE t", cutoff=cutoff).consume()
+        tx.run(
+            f"MATCH (f:{META} {{key: 'feed_floor'}}) SET f.value = CASE WHEN f.value > $cutoff THEN f.value ELSE $cutoff END",
+            cutoff=cutoff,
+        ).consume()
 
     def _read(self, work: Callable[[ManagedTransaction], T]) -> T:
         with self._errors(), self._session(neo4j.READ_ACCESS) as session:
@@ -385,8 +424,13 @@ class Neo4jGraphStore(GraphStore):
             "full-text index on Chunk.text (for Cypher users; BM25 ranking uses the shared lexical index)",
             "CREATE FULLTEXT INDEX stratagraph_chunk_text IF NOT EXISTS FOR (n:Chunk) ON EACH [n.text]",
         )
+        for name, prop, on in (("node_gen", "gen", NODE), ("node_egen", "egen", NODE), ("tomb_gen", "gen", TOMB)):
+            caps.present[f"{name}_index"] = attempt(
+                f"{on}.{prop} index (the change feed)", f"CREATE INDEX stratagraph_{name} IF NOT EXISTS FOR (n:{on}) ON (n.{prop})"
+            )
         with self._session() as session:
             session.run(_ENSURE_COUNTER).consume()  # the counter exists from the start
+            session.run(_ENSURE_FLOOR).consume()  # the feed starts at the generation it was first opened at
         caps.present["explain_query_type"] = self._probe_explain()
         if not caps.present["explain_query_type"]:
             caps.skipped.append("EXPLAIN query type: the server does not report reads as read-only ('r')")
@@ -538,7 +582,7 @@ class Neo4jGraphStore(GraphStore):
             label = _label(w.label)
             if label is None:
                 raise ValueError(f"node {w.id!r}: unknown label {w.label!r}")
-            row = {"id": w.id, "map": _node_map(w.id, w.label, w.props_json, w.doc_ids)}
+            row = {"id": w.id, "map": {**_node_map(w.id, w.label, w.props_json, w.doc_ids), "gen": self._tx.gen}}
             old = _label(w.previous_label) if w.previous_label else None
             if old is None:
                 new[label].append(row)
@@ -585,13 +629,14 @@ class Neo4jGraphStore(GraphStore):
         for w in writes:
             if _edge_type(w.type) is None:
                 raise ValueError(f"edge {w.id!r}: unknown type {w.type!r}")
-            grouped[w.type].append({"id": w.id, "src": w.src, "dst": w.dst, "map": _edge_map(w)})
+            grouped[w.type].append({"id": w.id, "src": w.src, "dst": w.dst, "map": {**_edge_map(w), "gen": self._tx.gen}})
         for type_, rows in sorted(grouped.items()):
             for part in _chunks(rows, self.batch_rows):
                 tx.run(
                     f"UNWIND $rows AS row MATCH (a:{NODE} {{id: row.src}}) MATCH (b:{NODE} {{id: row.dst}}) "
-                    f"MERGE (a)-[r:{_edge_type(type_)} {{id: row.id}}]->(b) SET r = row.map",
+                    f"MERGE (a)-[r:{_edge_type(type_)} {{id: row.id}}]->(b) SET r = row.map, a.egen = $gen",
                     rows=list(part),
+                    gen=self._tx.gen,
                 ).consume()
 
     def _delete_edges_typed(self, tx: ManagedTransaction, edges: Iterable[tuple[str, str, str]]) -> None:
@@ -602,21 +647,34 @@ class Neo4jGraphStore(GraphStore):
         for type_, rows in sorted(by_type.items()):
             for part in _chunks(sorted(rows, key=lambda r: r["id"]), self.batch_rows):
                 tx.run(
-                    f"UNWIND $rows AS row MATCH (a:{NODE} {{id: row.src}})-[r:{_edge_type(type_)}]->() "
-                    "WHERE r.id = row.id DELETE r",
+                    f"UNWIND $rows AS row MATCH (a:{NODE} {{id: row.src}})-[r:{_edge_type(type_)}]->(b) "
+                    f"WHERE r.id = row.id {_TOMB_EDGE} WITH r DELETE r",
                     rows=list(part),
+                    gen=self._tx.gen,
                 ).consume()
+                self._tx.tombs = True
 
     def _delete_edges_by_id(self, tx: ManagedTransaction, ids: Sequence[str]) -> None:
         """Delete edges by id alone (unknown ids are ignored): one statement per edge type (an index seek
         where the server has the relationship index, else one pass over that type)."""
         for type_ in ALL_EDGE_TYPES:
             for part in _chunks(sorted(set(ids)), self.batch_rows):
-                tx.run(f"MATCH ()-[r:{type_}]->() WHERE r.id IN $ids DELETE r", ids=list(part)).consume()
+                tx.run(
+                    f"MATCH (a)-[r:{type_}]->(b) WHERE r.id IN $ids {_TOMB_EDGE} WITH r DELETE r", ids=list(part), gen=self._tx.gen
+                ).consume()
+                self._tx.tombs = True
 
     def _detach_delete(self, tx: ManagedTransaction, ids: Sequence[str]) -> None:
         for part in _chunks(list(ids), self.batch_rows):
+            for pattern in (f"(a:{NODE} {{id: id}})-[r]->(b:{NODE})", f"(a:{NODE})-[r]->(b:{NODE} {{id: id}})"):
+                tx.run(f"UNWIND $ids AS id MATCH {pattern} {_TOMB_EDGE}", ids=list(part), gen=self._tx.gen).consume()
+            tx.run(
+                f"UNWIND $ids AS id MATCH (n:{NODE} {{id: id}}) CREATE (:{TOMB} {{gen: $gen, kind: 'node', id: n.id, type: n.label}})",
+                ids=list(part),
+                gen=self._tx.gen,
+            ).consume()
             tx.run(f"UNWIND $ids AS id MATCH (n:{NODE} {{id: id}}) DETACH DELETE n", ids=list(part)).consume()
+            self._tx.tombs = True
 
     def _drop_documents(self, tx: ManagedTransaction, doc_ids: Sequence[str]) -> list[DeleteSummary | None]:
         """Drop each document's provenance in turn (as :meth:`delete_document`; None for an unknown one),
@@ -735,8 +793,9 @@ class Neo4jGraphStore(GraphStore):
             for part in _chunks(rows, self.batch_rows):
                 tx.run(
                     f"UNWIND $rows AS row MATCH (a:{NODE} {{id: row.src}})-[r:{_edge_type(type_)}]->() "
-                    "WHERE r.id = row.id SET r.doc_ids = row.doc_ids",
+                    "WHERE r.id = row.id SET r.doc_ids = row.doc_ids, r.gen = $gen, a.egen = $gen",
                     rows=list(part),
+                    gen=self._tx.gen,
                 ).consume()
         return summaries
 
@@ -857,12 +916,88 @@ class Neo4jGraphStore(GraphStore):
         rows = self._pages(
             f"MATCH (n:{NODE}:{name}) WHERE $after IS NULL OR n.id > $after RETURN n.id, n.doc_ids, {props_col} ORDER BY n.id LIMIT $page"
         )
-        out = []
-        for nid, docs, props_json in rows:
-            props = json.loads(props_json) if props_json is not None else {}
-            out.append((nid, *(list(docs or []) if f == "doc_ids" else props.get(f) for f in names)))
+        out = [_tuple(nid, docs, props_json, names) for nid, docs, props_json in rows]
         out.sort(key=lambda r: r[0])
         return out
+
+    def keyed_edge_tuples(self, types: Iterable[EdgeType | str]) -> list[tuple[EdgeRow, str]]:
+        out = []
+        for type_ in sorted({t for t in (_edge_type(x) for x in types) if t is not None}):
+            kind = EdgeType(type_)
+            rows = self._pages(
+                f"MATCH (a:{NODE})-[r:{type_}]->(b:{NODE}) WHERE $after IS NULL OR r.id > $after "
+                "RETURN r.id, a.id, b.id, r.key, r.weight ORDER BY r.id LIMIT $page"
+            )
+            keyed = sorted((src, dst, key or "", float(w)) for _, src, dst, key, w in rows)
+            out.extend((EdgeRow(kind, s, d, w), k) for s, d, k, w in keyed)
+        return out
+
+    def changes_since(
+        self, generation: int, fields: Mapping[str, Sequence[str]] | None = None, limit: int | None = None
+    ) -> Changes | None:
+        """One read transaction: nodes with ``gen`` above ``generation``; edges with ``gen`` above it, found from
+        their source nodes (``egen`` or ``gen`` above it: a node rewritten after its edge was written carries the
+        later generation); tombstones above it whose id was not written again (index seeks on ``gen``)."""
+        fields = fields or {}
+
+        def work(tx: ManagedTransaction) -> Changes | None:
+            meta = dict(
+                tx.run(f"MATCH (m:{META}) WHERE m.key IN ['generation', 'feed_floor'] RETURN m.key, m.value").values()
+            )
+            now, floor = meta.get("generation"), meta.get("feed_floor")
+            if now is None or floor is None or generation < int(floor) or generation > int(now):
+                return None
+            if limit is not None:
+                count = sum(
+                    int(tx.run(q, g=generation).single()[0])
+                    for q in (
+                        f"MATCH (n:{NODE}) WHERE n.gen > $g RETURN count(n)",
+                        f"MATCH (t:{TOMB}) WHERE t.gen > $g RETURN count(t)",
+                    )
+                )
+                if count > limit:
+                    return None
+            node_rows = tx.run(
+                f"MATCH (n:{NODE}) WHERE n.gen > $g RETURN n.id, n.label, n.doc_ids, n.props", g=generation
+            ).values()
+            edge_rows: dict[str, list[Any]] = {}
+            for prop in ("egen", "gen"):
+                for row in tx.run(
+                    f"MATCH (a:{NODE}) WHERE a.{prop} > $g MATCH (a)-[r]->(b:{NODE}) WHERE r.gen > $g "
+                    "RETURN r.id, type(r), a.id, b.id, r.key, r.weight",
+                    g=generation,
+                ).values():
+                    edge_rows[row[0]] = row
+            if limit is not None and len(node_rows) + len(edge_rows) > limit:
+                return None
+            tombs = tx.run(
+                f"MATCH (t:{TOMB}) WHERE t.gen > $g RETURN t.kind, t.id, t.type, t.src, t.dst, t.key", g=generation
+            ).values()
+            return int(now), node_rows, edge_rows, tombs
+
+        found = self._read(work)
+        if found is None:
+            return None
+        now, node_rows, edge_rows, tombs = found
+        nodes: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+        for nid, label, docs, props_json in sorted(node_rows, key=lambda r: r[0]):
+            nodes[label].append(_tuple(nid, docs, props_json, fields[label]) if label in fields else (nid,))
+        edges = sorted(
+            (
+                EdgeChange(eid, EDGE_TYPES[t], s, d, k or "", float(w))
+                for eid, t, s, d, k, w in edge_rows.values()
+                if _edge_type(t) is not None
+            ),
+            key=lambda x: (str(x.type), x.src, x.dst, x.key),
+        )
+        written = {r[0] for r in node_rows}
+        deleted_nodes = sorted({tid for kind, tid, *_ in tombs if kind == "node" and tid not in written})
+        dead: dict[str, EdgeChange] = {}
+        for kind, tid, t, s, d, k in tombs:
+            if kind == "edge" and tid not in edge_rows and _edge_type(t) is not None:
+                dead[tid] = EdgeChange(tid, EDGE_TYPES[t], s, d, k or "", None)
+        deleted_edges = sorted(dead.values(), key=lambda x: (str(x.type), x.src, x.dst, x.key))
+        return Changes(now, dict(nodes), deleted_nodes, edges, deleted_edges)
 
     def get_edges(
         self,

@@ -3,7 +3,10 @@
 Tables: ``nodes`` and ``edges`` keep every record with ``props`` and ``doc_ids`` as canonical JSON;
 ``node_docs`` / ``edge_docs`` index provenance by document so deleting one is a few index range scans;
 ``meta.generation`` counts write transactions (:meth:`SQLiteGraphStore.generation`, what the retrieval
-index's cache is keyed by, so a write by another process is seen at the next query); ``leases`` holds the
+index's cache is keyed by, so a write by another process is seen at the next query); every row written carries
+the generation it was written at (``gen``, indexed) and every row deleted leaves a row in ``tombstones`` (the
+last :data:`TOMBSTONE_ROWS` or so; ``meta.feed_floor`` says how far back they reach): the change feed
+(:meth:`SQLiteGraphStore.changes_since`); ``leases`` holds the
 writers' leases (``graph_store/lease.py``), outside the graph. Graph algorithms and
 BM25 are not here: they run over the shared ``stratagraph.retrieval.index.GraphIndex``, the same on every
 backend.
@@ -24,10 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from stratagraph.graph_store.base import (
+    Changes,
     DeleteSummary,
     DocumentNotFound,
     DocumentVersion,
     EDGE_TYPES,
+    EdgeChange,
     EdgeRow,
     GraphCounts,
     Neighbour,
@@ -54,7 +59,10 @@ from stratagraph.schema import Edge, EdgeType, Node, NodeLabel
 __all__ = ["SQLiteGraphStore"]
 
 BUSY_TIMEOUT_MS = 60_000
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the change feed (``gen`` on nodes and edges, ``tombstones``, ``meta.feed_floor``)
+#: deletions the change feed keeps (about): past it the oldest generations' are pruned, and a reader whose index
+#: is older than what is left rebuilds it whole
+TOMBSTONE_ROWS = 200_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -63,7 +71,8 @@ CREATE TABLE IF NOT EXISTS nodes (
     id TEXT NOT NULL UNIQUE,
     label TEXT NOT NULL,
     props TEXT NOT NULL,
-    doc_ids TEXT NOT NULL
+    doc_ids TEXT NOT NULL,
+    gen INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS nodes_label ON nodes(label, id);
 CREATE TABLE IF NOT EXISTS edges (
@@ -74,7 +83,8 @@ CREATE TABLE IF NOT EXISTS edges (
     key TEXT NOT NULL,
     weight REAL NOT NULL,
     props TEXT NOT NULL,
-    doc_ids TEXT NOT NULL
+    doc_ids TEXT NOT NULL,
+    gen INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src, type);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst, type);
@@ -92,9 +102,27 @@ CREATE INDEX IF NOT EXISTS edge_docs_edge ON edge_docs(edge_id);
 CREATE TABLE IF NOT EXISTS leases (
     name TEXT PRIMARY KEY, holder TEXT NOT NULL, beat INTEGER NOT NULL, ttl REAL NOT NULL, taken REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS tombstones (
+    seq INTEGER PRIMARY KEY, gen INTEGER NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL,
+    type TEXT, src TEXT, dst TEXT, key TEXT
+);
+CREATE INDEX IF NOT EXISTS tombstones_gen ON tombstones(gen);
 DROP TABLE IF EXISTS chunk_fts;
 INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', 0);
-INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', 1);
+INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', 2);
+INSERT OR IGNORE INTO meta(key, value) VALUES ('feed_floor', 0);
+"""
+
+# version 1 -> 2: rows written before carry generation 0, and the feed starts at the generation of the migration
+_MIGRATE_1 = """
+ALTER TABLE nodes ADD COLUMN gen INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE edges ADD COLUMN gen INTEGER NOT NULL DEFAULT 0;
+UPDATE meta SET value = (SELECT value FROM meta WHERE key = 'generation') WHERE key = 'feed_floor';
+UPDATE meta SET value = 2 WHERE key = 'schema_version';
+"""
+_GEN_INDEXES = """
+CREATE INDEX IF NOT EXISTS nodes_gen ON nodes(gen);
+CREATE INDEX IF NOT EXISTS edges_gen ON edges(gen);
 """
 
 _IN = "(SELECT value FROM json_each(?))"  # one JSON-array parameter instead of a variable list
@@ -158,6 +186,34 @@ def _edge(row: Sequence[Any]) -> Edge:
     )
 
 
+def _tuples(
+    conn: sqlite3.Connection,
+    label: NodeLabel | str,
+    fields: Sequence[str],
+    where: str = "",
+    args: tuple[Any, ...] = (),
+    source: str = "nodes",
+) -> list[tuple[Any, ...]]:
+    """:meth:`SQLiteGraphStore.node_tuples` of the nodes of ``label`` that also meet ``where`` (read from
+    ``source``: the table, or the table with an index named), sorted by id."""
+    cols = []
+    for name in fields:
+        if name == "doc_ids":
+            cols.append("doc_ids, 'array'")
+        else:
+            path = "$." + json.dumps(str(name))  # a quoted JSON path: any key is safe
+            cols.append(f"json_extract(props, {_quote(path)}), json_type(props, {_quote(path)})")
+    sql = f"SELECT id{''.join(', ' + c for c in cols)} FROM {source} WHERE label = ? {where}"
+    found = conn.execute(sql + (" ORDER BY id" if source == "nodes" else ""), (str(label), *args)).fetchall()
+    out = []
+    for row in found if source == "nodes" else sorted(found, key=lambda r: r[0]):
+        values = [row[0]]
+        for value, kind in zip(row[1::2], row[2::2], strict=True):
+            values.append(json.loads(value) if kind in ("array", "object") and value is not None else value)
+        out.append(tuple(values))
+    return out
+
+
 def _directions(direction: str) -> tuple[bool, ...]:
     """``(True,)`` for out, ``(False,)`` for in, both for "both"."""
     if direction not in ("out", "in", "both"):
@@ -199,8 +255,21 @@ class SQLiteGraphStore(GraphStore):
         try:
             _enable_wal(setup)
             with self._write_lock:
-                setup.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}COMMIT;")
-            version = setup.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+                setup.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}")
+                try:
+                    version = setup.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+                    if version == 1:
+                        for statement in _MIGRATE_1.strip().split(";\n"):
+                            setup.execute(statement)
+                        version = 2
+                    if version == SCHEMA_VERSION:
+                        for statement in _GEN_INDEXES.strip().split(";\n"):
+                            setup.execute(statement.rstrip(";"))
+                    setup.execute("COMMIT")
+                except BaseException:
+                    if setup.in_transaction:
+                        setup.execute("ROLLBACK")
+                    raise
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open graph store {self.path}: {exc}") from exc
         finally:
@@ -255,7 +324,8 @@ class SQLiteGraphStore(GraphStore):
     @contextmanager
     def _write(self, bump: bool = True) -> Iterator[sqlite3.Connection]:
         """One write transaction: process lock, BEGIN IMMEDIATE, generation bump (unless ``bump`` is False:
-        a lease, which is not part of the graph)."""
+        a lease, which is not part of the graph). Every row the transaction writes carries the generation it
+        commits as (``gen``), every row it deletes leaves a tombstone of that generation: the change feed."""
         conn = self._conn()
         with self._write_lock:
             try:
@@ -263,14 +333,28 @@ class SQLiteGraphStore(GraphStore):
             except sqlite3.OperationalError as exc:
                 raise StoreUnavailable(f"graph store {self.path} is not writable: {exc}") from exc
             try:
+                if bump:
+                    (current,) = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+                    self._local.gen = int(current) + 1
                 yield conn
                 if bump:
-                    conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
+                    conn.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (self._local.gen,))
+                    self._prune_tombstones(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+
+    def _prune_tombstones(self, conn: sqlite3.Connection) -> None:
+        """Keep about :data:`TOMBSTONE_ROWS` tombstones: past that, drop the oldest generations' down to half of
+        it and raise ``feed_floor`` to the newest generation dropped (the feed cannot say what it lost)."""
+        low, high = conn.execute("SELECT MIN(seq), MAX(seq) FROM tombstones").fetchone()
+        if low is None or high - low + 1 <= TOMBSTONE_ROWS:
+            return
+        (cutoff,) = conn.execute("SELECT gen FROM tombstones WHERE seq = ?", (high - TOMBSTONE_ROWS // 2,)).fetchone()
+        conn.execute("DELETE FROM tombstones WHERE gen <= ?", (cutoff,))
+        conn.execute("UPDATE meta SET value = MAX(value, ?) WHERE key = 'feed_floor'", (cutoff,))
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -381,9 +465,9 @@ class SQLiteGraphStore(GraphStore):
         }
         writes = node_writes(folded, existing)
         conn.executemany(
-            "INSERT INTO nodes(id, label, props, doc_ids) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
-            "label = excluded.label, props = excluded.props, doc_ids = excluded.doc_ids",
-            [(w.id, w.label, w.props_json, _docs_json(w.doc_ids)) for w in writes],
+            "INSERT INTO nodes(id, label, props, doc_ids, gen) VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+            "label = excluded.label, props = excluded.props, doc_ids = excluded.doc_ids, gen = excluded.gen",
+            [(w.id, w.label, w.props_json, _docs_json(w.doc_ids), self._local.gen) for w in writes],
         )
         conn.executemany(
             "INSERT OR IGNORE INTO node_docs(doc_id, node_id) VALUES (?, ?)",
@@ -404,10 +488,13 @@ class SQLiteGraphStore(GraphStore):
         }
         writes = edge_writes(folded, existing)
         conn.executemany(
-            "INSERT INTO edges(id, type, src, dst, key, weight, props, doc_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "INSERT INTO edges(id, type, src, dst, key, weight, props, doc_ids, gen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET "
-            "weight = excluded.weight, props = excluded.props, doc_ids = excluded.doc_ids",
-            [(w.id, w.type, w.src, w.dst, w.key, w.weight, w.props_json, _docs_json(w.doc_ids)) for w in writes],
+            "weight = excluded.weight, props = excluded.props, doc_ids = excluded.doc_ids, gen = excluded.gen",
+            [
+                (w.id, w.type, w.src, w.dst, w.key, w.weight, w.props_json, _docs_json(w.doc_ids), self._local.gen)
+                for w in writes
+            ],
         )
         conn.executemany(
             "INSERT OR IGNORE INTO edge_docs(doc_id, edge_id) VALUES (?, ?)",
@@ -423,6 +510,11 @@ class SQLiteGraphStore(GraphStore):
 
     def _delete_edges(self, conn: sqlite3.Connection, edge_ids: Iterable[str]) -> None:
         rows = [(eid,) for eid in edge_ids]
+        conn.executemany(
+            "INSERT INTO tombstones(gen, kind, id, type, src, dst, key) "
+            "SELECT ?, 'edge', id, type, src, dst, key FROM edges WHERE id = ?",
+            [(self._local.gen, eid) for (eid,) in rows],
+        )
         conn.executemany("DELETE FROM edges WHERE id = ?", rows)
         conn.executemany("DELETE FROM edge_docs WHERE edge_id = ?", rows)
 
@@ -433,6 +525,10 @@ class SQLiteGraphStore(GraphStore):
         touching = self._edges_touching(conn, node_ids)
         self._delete_edges(conn, touching)
         rows = [(nid,) for nid in node_ids]
+        conn.executemany(
+            "INSERT INTO tombstones(gen, kind, id, type) SELECT ?, 'node', id, label FROM nodes WHERE id = ?",
+            [(self._local.gen, nid) for (nid,) in rows],
+        )
         conn.executemany("DELETE FROM nodes WHERE id = ?", rows)
         conn.executemany("DELETE FROM node_docs WHERE node_id = ?", rows)
         return len(touching)
@@ -464,9 +560,14 @@ class SQLiteGraphStore(GraphStore):
             return None
         conn.execute("DELETE FROM node_docs WHERE doc_id = ?", (doc_id,))
         conn.execute("DELETE FROM edge_docs WHERE doc_id = ?", (doc_id,))
-        conn.executemany("UPDATE nodes SET doc_ids = ? WHERE id = ?", [(_docs_json(d), n) for n, d in plan.kept_nodes.items()])
-        conn.executemany("UPDATE nodes SET props = ? WHERE id = ?", [(p, n) for n, p in plan.reprops.items()])
-        conn.executemany("UPDATE edges SET doc_ids = ? WHERE id = ?", [(_docs_json(d), e) for e, d in plan.kept_edges.items()])
+        gen = self._local.gen
+        conn.executemany(
+            "UPDATE nodes SET doc_ids = ?, gen = ? WHERE id = ?", [(_docs_json(d), gen, n) for n, d in plan.kept_nodes.items()]
+        )
+        conn.executemany("UPDATE nodes SET props = ?, gen = ? WHERE id = ?", [(p, gen, n) for n, p in plan.reprops.items()])
+        conn.executemany(
+            "UPDATE edges SET doc_ids = ?, gen = ? WHERE id = ?", [(_docs_json(d), gen, e) for e, d in plan.kept_edges.items()]
+        )
         self._delete_edges(conn, plan.dead_edges)
         cascaded = self._delete_nodes(conn, plan.dead_nodes)  # other edges that touched them
         return plan.summary(cascaded)
@@ -497,21 +598,7 @@ class SQLiteGraphStore(GraphStore):
         return [_node(row) for row in self._conn().execute(sql, args).fetchall()]
 
     def node_tuples(self, label: NodeLabel | str, fields: Sequence[str]) -> list[tuple[Any, ...]]:
-        cols = []
-        for name in fields:
-            if name == "doc_ids":
-                cols.append("doc_ids, 'array'")
-            else:
-                path = "$." + json.dumps(str(name))  # a quoted JSON path: any key is safe
-                cols.append(f"json_extract(props, {_quote(path)}), json_type(props, {_quote(path)})")
-        sql = f"SELECT id{''.join(', ' + c for c in cols)} FROM nodes WHERE label = ? ORDER BY id"
-        out = []
-        for row in self._conn().execute(sql, (str(label),)).fetchall():
-            values = [row[0]]
-            for value, kind in zip(row[1::2], row[2::2], strict=True):
-                values.append(json.loads(value) if kind in ("array", "object") and value is not None else value)
-            out.append(tuple(values))
-        return out
+        return _tuples(self._conn(), label, fields)
 
     def get_edges(
         self,
@@ -538,6 +625,70 @@ class SQLiteGraphStore(GraphStore):
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY e.type, e.src, e.dst, e.key"
         return [_edge(row) for row in self._conn().execute(sql, args).fetchall()]
+
+    def keyed_edge_tuples(self, types: Iterable[EdgeType | str]) -> list[tuple[EdgeRow, str]]:
+        type_list = _type_values(types) or []
+        sql = f"SELECT type, src, dst, weight, key FROM edges WHERE type IN {_IN} ORDER BY type, src, dst, key"
+        rows = self._conn().execute(sql, (json.dumps(type_list),)).fetchall()
+        return [(EdgeRow(EDGE_TYPES[t], s, d, float(w)), k) for t, s, d, w, k in rows]
+
+    def changes_since(
+        self, generation: int, fields: Mapping[str, Sequence[str]] | None = None, limit: int | None = None
+    ) -> Changes | None:
+        """Rows whose ``gen`` is above ``generation`` and tombstones above it whose id is not stored again, in
+        one read transaction (index range reads on ``gen``)."""
+        fields = fields or {}
+        with self._read() as conn:
+            (now,) = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+            (floor,) = conn.execute("SELECT value FROM meta WHERE key = 'feed_floor'").fetchone()
+            if generation < floor or generation > now:
+                return None
+            if limit is not None:
+                (count,) = conn.execute(
+                    "SELECT (SELECT COUNT(*) FROM nodes WHERE gen > ?1) + (SELECT COUNT(*) FROM edges WHERE gen > ?1) "
+                    "+ (SELECT COUNT(*) FROM tombstones WHERE gen > ?1)",
+                    (generation,),
+                ).fetchone()
+                if count > limit:
+                    return None
+            written: dict[str, list[tuple[Any, ...]]] = {}
+            # every read below goes through the gen indexes (INDEXED BY: the planner would rather walk the id
+            # or type order and scan the table), then sorts the few rows it found here
+            rows = conn.execute("SELECT id, label FROM nodes INDEXED BY nodes_gen WHERE gen > ?", (generation,))
+            for nid, label in sorted(rows.fetchall()):
+                written.setdefault(label, []).append((nid,))
+            for label in sorted(written):
+                if label in fields:
+                    written[label] = _tuples(conn, label, fields[label], "AND gen > ?", (generation,), "nodes INDEXED BY nodes_gen")
+            deleted_nodes = sorted(
+                r[0]
+                for r in conn.execute(
+                    "SELECT DISTINCT id FROM tombstones INDEXED BY tombstones_gen WHERE gen > ? AND kind = 'node' "
+                    "AND id NOT IN (SELECT id FROM nodes)",
+                    (generation,),
+                )
+            )
+            edges = sorted(
+                (
+                    EdgeChange(eid, EDGE_TYPES[t], s, d, k, float(w))
+                    for eid, t, s, d, k, w in conn.execute(
+                        "SELECT id, type, src, dst, key, weight FROM edges INDEXED BY edges_gen WHERE gen > ?", (generation,)
+                    )
+                ),
+                key=lambda e: (e.type.value, e.src, e.dst, e.key),
+            )
+            deleted_edges = sorted(
+                (
+                    EdgeChange(eid, EDGE_TYPES[t], s, d, k or "", None)
+                    for eid, t, s, d, k in conn.execute(
+                        "SELECT DISTINCT id, type, src, dst, key FROM tombstones INDEXED BY tombstones_gen WHERE gen > ? "
+                        "AND kind = 'edge' AND id NOT IN (SELECT id FROM edges)",
+                        (generation,),
+                    )
+                ),
+                key=lambda e: (e.type.value, e.src, e.dst, e.key),
+            )
+        return Changes(int(now), written, deleted_nodes, edges, deleted_edges)
 
     def edge_tuples(self, types: Iterable[EdgeType | str]) -> list[EdgeRow]:
         type_list = _type_values(types) or []

@@ -248,17 +248,26 @@ class RetrievalContext:
     _qvec: OrderedDict[str, np.ndarray] = field(default_factory=OrderedDict, repr=False)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
     _cache_gen: int | None = field(default=None, repr=False)
+    _previous: dict[str, Any] = field(default_factory=dict, repr=False)  # updatable entries of an older generation
+    _updatable: set[str] = field(default_factory=set, repr=False)
 
     # -------------------------------------------------------------- caches
-    def cached(self, name: str, build: Any) -> Any:
-        """``build()`` once per graph generation (what it read stays valid while no one writes)."""
+    def cached(self, name: str, build: Any, update: Any = None) -> Any:
+        """``build()`` once per graph generation (what it read stays valid while no one writes). With
+        ``update``, the value is instead ``update(previous)`` from the value of the last generation it was
+        built for (``update`` reads only what changed since, and builds whole when it must); every other
+        entry is dropped when the generation moves, so nothing derived from an older graph is served."""
         gen = self.graph.generation()
         with self._lock:
+            if update is not None:
+                self._updatable.add(name)
             if gen != self._cache_gen:
+                self._previous.update((n, self._cache[n]) for n in self._updatable if n in self._cache)
                 self._cache.clear()
                 self._cache_gen = gen
             if name not in self._cache:
-                self._cache[name] = build()
+                previous = self._previous.pop(name, None)
+                self._cache[name] = build() if update is None or previous is None else update(previous)
             return self._cache[name]
 
     def query_vector(self, text: str) -> np.ndarray:
@@ -303,13 +312,21 @@ class RetrievalContext:
         """The shared :class:`~stratagraph.retrieval.index.GraphIndex` of the graph, built once per generation."""
         from stratagraph.retrieval.index import GraphIndex
 
-        return self.cached("graph_index", lambda: GraphIndex.from_store(self.graph))
+        if not self.settings.incremental_index:
+            return self.cached("graph_index", lambda: GraphIndex.from_store(self.graph))
+        return self.cached(
+            "graph_index", lambda: GraphIndex.from_store(self.graph), lambda old: GraphIndex.updated(old, self.graph)
+        )
 
     def bm25(self) -> BM25Index:
         """The lexical index (:mod:`stratagraph.retrieval.bm25`), built once per generation."""
         from stratagraph.retrieval.bm25 import BM25Index
 
-        return self.cached("bm25_index", lambda: BM25Index.from_graph(self.graph))
+        if not self.settings.incremental_index:
+            return self.cached("bm25_index", lambda: BM25Index.from_graph(self.graph))
+        return self.cached(
+            "bm25_index", lambda: BM25Index.from_graph(self.graph), lambda old: BM25Index.updated(old, self.graph)
+        )
 
     def title_index(self) -> TitleIndex:
         """Normalised titles of every document and section (entity pages, query linking)."""

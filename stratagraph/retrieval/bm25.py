@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.sparse import csc_matrix
+from scipy.sparse import csc_matrix, csr_matrix, vstack
 
-from stratagraph.graph_store.base import GraphStore, ScoredId
+from stratagraph.graph_store.base import Changes, GraphStore, ScoredId
 from stratagraph.retrieval.porter import stem
 from stratagraph.schema import NodeLabel
 
@@ -39,6 +40,7 @@ __all__ = ["BM25Index", "query_terms", "tokenize"]
 K1 = 1.2  # Robertson & Zaragoza; SQLite FTS5's bm25()
 B = 0.75
 FIELD_WEIGHTS = (1.0, 0.3)  # chunk text, section title
+FIELDS = ("text", "section")  # the chunk props they come from
 MAX_QUERY_TERMS = 64
 IDF_FLOOR = 1e-6
 
@@ -98,12 +100,14 @@ class BM25Index:
     weighted_tf: csc_matrix  # (chunks, terms): 1.0 * tf_text + 0.3 * tf_section
     document_frequency: np.ndarray  # (terms,) chunks holding the term in either field
     norm: np.ndarray  # (chunks,) k1 * (1 - b + b * D / avgdl)
+    lengths: np.ndarray | None = None  # (chunks,) D, the tokens of both fields
+    generation: int | None = None  # the graph generation read (None: built from rows handed in)
 
-    @classmethod
-    def build(cls, rows: Sequence[tuple[str, str | None, str | None]]) -> BM25Index:
-        """From ``(chunk_id, text, section)`` rows (any order)."""
-        rows = sorted(rows, key=lambda r: r[0])
-        vocabulary: dict[str, int] = {}
+    @staticmethod
+    def _rows(
+        rows: Sequence[tuple[str, str | None, str | None]], vocabulary: dict[str, int]
+    ) -> tuple[csr_matrix, np.ndarray]:
+        """Term frequencies (rows in the order given) over ``vocabulary`` (extended in place) and lengths."""
         lengths = np.zeros(len(rows), dtype=np.float64)
         data: list[float] = []
         indices: list[int] = []
@@ -122,25 +126,85 @@ class BM25Index:
                 indices.append(col)
                 data.append(counts[col])
             indptr.append(len(indices))
-        from scipy.sparse import csr_matrix
-
         tf = csr_matrix(
             (np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
             shape=(len(rows), len(vocabulary)),
-        ).tocsc()
-        avgdl = float(lengths.sum()) / len(rows) if len(rows) else 0.0
+        )
+        return tf, lengths
+
+    @classmethod
+    def _of(
+        cls, chunk_ids: list[str], vocabulary: dict[str, int], tf: csc_matrix, lengths: np.ndarray, generation: int | None
+    ) -> BM25Index:
+        avgdl = float(lengths.sum()) / len(lengths) if len(lengths) else 0.0
         ratio = lengths / avgdl if avgdl > 0 else np.zeros_like(lengths)
         return cls(
-            chunk_ids=[r[0] for r in rows],
+            chunk_ids=chunk_ids,
             vocabulary=vocabulary,
             weighted_tf=tf,
             document_frequency=np.diff(tf.indptr),
             norm=K1 * (1.0 - B + B * ratio),
+            lengths=lengths,
+            generation=generation,
         )
 
     @classmethod
+    def build(cls, rows: Sequence[tuple[str, str | None, str | None]], generation: int | None = None) -> BM25Index:
+        """From ``(chunk_id, text, section)`` rows (any order)."""
+        rows = sorted(rows, key=lambda r: r[0])
+        vocabulary: dict[str, int] = {}
+        tf, lengths = cls._rows(rows, vocabulary)
+        return cls._of([r[0] for r in rows], vocabulary, tf.tocsc(), lengths, generation)
+
+    @classmethod
     def from_graph(cls, graph: GraphStore) -> BM25Index:
-        return cls.build(graph.node_tuples(NodeLabel.CHUNK, ["text", "section"]))
+        generation = graph.generation()
+        return cls.build(graph.node_tuples(NodeLabel.CHUNK, list(FIELDS)), generation)
+
+    @classmethod
+    def updated(cls, previous: BM25Index | None, graph: GraphStore) -> BM25Index:
+        """The index of the store's chunks now: ``previous`` plus the change feed since its generation (only the
+        chunks written since are tokenized; the document frequencies, lengths and average length follow),
+        or read whole (:meth:`from_graph`) when there is no previous index, the feed cannot say, or more
+        than a quarter of the chunks changed."""
+        if previous is not None and previous.generation is not None and previous.lengths is not None:
+            limit = max(len(previous.chunk_ids) // 4, 1)
+            changes = graph.changes_since(previous.generation, {NodeLabel.CHUNK.value: list(FIELDS)}, limit=limit)
+            if changes is not None:
+                return previous.apply(changes)
+        return cls.from_graph(graph)
+
+    def apply(self, changes: Changes) -> BM25Index:
+        """A new index: this one with the chunks of ``changes`` (this one is left as it is)."""
+        from stratagraph.retrieval.index import _splice
+
+        assert self.lengths is not None
+        gone = set(changes.deleted_nodes)
+        for rows in changes.nodes.values():
+            gone.update(r[0] for r in rows)
+        drop = []
+        for c in sorted(gone):
+            i = bisect_left(self.chunk_ids, c)
+            if i < len(self.chunk_ids) and self.chunk_ids[i] == c:
+                drop.append(i)
+        added = sorted(changes.nodes.get(NodeLabel.CHUNK.value, ()), key=lambda r: r[0])
+        if not drop and not added:
+            return type(self)._of(self.chunk_ids, self.vocabulary, self.weighted_tf, self.lengths, changes.generation)
+        vocabulary = dict(self.vocabulary)
+        fresh, fresh_lengths = self._rows(added, vocabulary)
+        ids = _splice(self.chunk_ids, drop, (), ())
+        points = [bisect_left(ids, r[0]) for r in added]
+        kept = len(ids)
+        ids = _splice(ids, (), points, [r[0] for r in added])
+        keep = np.ones(len(self.chunk_ids), dtype=bool)
+        keep[drop] = False
+        old = self.weighted_tf.tocsr()[np.flatnonzero(keep)]
+        old.resize((kept, len(vocabulary)))
+        fresh.resize((len(added), len(vocabulary)))
+        order = _splice(np.arange(kept, dtype=np.int64), (), points, np.arange(kept, kept + len(added), dtype=np.int64))
+        stacked = vstack([old, fresh], format="csr")[order]
+        lengths = np.concatenate([self.lengths[keep], fresh_lengths])[order]
+        return type(self)._of(ids, vocabulary, stacked.tocsc(), lengths, changes.generation)
 
     def idf(self, col: int) -> float:
         n = len(self.chunk_ids)

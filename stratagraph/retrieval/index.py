@@ -12,15 +12,19 @@ light reads on every backend. It holds
   fact (``IN_FACT``), fact -> chunk (``SUPPORTED_BY``), entity -> entity (``RELATED``), the section tree,
   chunk -> document / section, and the chunk-level links.
 
+After a write the next generation's index is the previous one plus the store's change feed
+(:meth:`GraphIndex.updated`, :meth:`GraphStore.changes_since`): node tables and edge lists spliced, not read
+again; it is read whole when the feed cannot say or more than :data:`INCREMENTAL_SHARE` of it changed.
 Strategies derive what they need from it (a walk matrix, a bipartite CSR, a chunk graph) and keep those in
-the same generation cache (:meth:`RetrievalContext.cached`), so the first query after a graph change reads
-the store once, whatever the strategy. :func:`personalized_pagerank` is the one PageRank.
+the same generation cache (:meth:`RetrievalContext.cached`), built again for each generation, so the first
+query after a graph change reads the store at most once, whatever the strategy. :func:`personalized_pagerank` is the one PageRank.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -29,7 +33,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 from scipy.sparse import csr_matrix
 
-from stratagraph.graph_store.base import EdgeRow, GraphStore
+from stratagraph.graph_store.base import Changes, EdgeRow, GraphStore
 from stratagraph.schema import EdgeType, NodeLabel
 
 __all__ = ["GraphIndex", "NodeTable", "PageRankParams", "personalized_pagerank"]
@@ -58,6 +62,58 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+#: what the index reads of each label (``node_tuples`` fields), and how a tuple becomes the table's columns
+FIELDS: dict[str, tuple[str, ...]] = {
+    NodeLabel.DOCUMENT.value: ("title", "source", "metadata"),
+    NodeLabel.SECTION.value: ("doc_id", "title", "order", "doc_ids"),
+    NodeLabel.CHUNK.value: ("doc_id", "section_id", "doc_ids"),
+    NodeLabel.ENTITY.value: ("type",),
+    NodeLabel.FACT.value: ("confidence", "doc_ids"),
+}
+_COLUMNS: dict[str, tuple[str, ...]] = {  # the GraphIndex fields of each label's table, then its columns
+    NodeLabel.DOCUMENT.value: ("documents", "doc_title", "doc_source", "doc_metadata"),
+    NodeLabel.SECTION.value: ("sections", "section_doc", "section_title", "section_order"),
+    NodeLabel.CHUNK.value: ("chunks", "chunk_doc", "chunk_section"),
+    NodeLabel.ENTITY.value: ("entities", "entity_type"),
+    NodeLabel.FACT.value: ("facts", "fact_confidence", "fact_docs"),
+}
+_ROW: dict[str, Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {  # a node tuple -> its column values
+    NodeLabel.DOCUMENT.value: lambda d: (_text(d[1]), _text(d[2]), dict(d[3]) if isinstance(d[3], dict) else {}),
+    NodeLabel.SECTION.value: lambda s: (_text(s[1] or (s[4][0] if s[4] else "")), _text(s[2]), s[3]),
+    NodeLabel.CHUNK.value: lambda c: (_text(c[1] or (c[3][0] if c[3] else "")), _text(c[2])),
+    NodeLabel.ENTITY.value: lambda e: (_text(e[1]),),
+    NodeLabel.FACT.value: lambda f: (confidence(f[1]), tuple(f[2] or ())),
+}
+#: an index updated from the change feed when at most this share of its rows changed (else read whole)
+INCREMENTAL_SHARE = 0.25
+
+
+def _splice(column: Any, drop: Sequence[int], points: Sequence[int], values: Sequence[Any]) -> Any:
+    """``column`` without the positions ``drop`` (ascending), then with ``values[i]`` inserted before
+    position ``points[i]`` of what is left (``points`` non-decreasing): slices, not a loop over the column."""
+    if isinstance(column, np.ndarray):
+        kept = np.delete(column, np.asarray(drop, dtype=np.int64)) if len(drop) else column
+        if not len(values):
+            return kept.copy() if kept is column else kept
+        return np.insert(kept, np.asarray(points, dtype=np.int64), np.asarray(values, dtype=column.dtype))
+    kept = column
+    if len(drop):
+        kept, prev = [], 0
+        for p in drop:
+            kept.extend(column[prev:p])
+            prev = p + 1
+        kept.extend(column[prev:])
+    if not len(values):
+        return list(kept)
+    out, prev = [], 0
+    for p, v in zip(points, values, strict=True):
+        out.extend(kept[prev:p])
+        out.append(v)
+        prev = p
+    out.extend(kept[prev:])
+    return out
+
+
 @dataclass(eq=False)
 class GraphIndex:
     """Whole-graph index of one generation (module docstring)."""
@@ -80,40 +136,102 @@ class GraphIndex:
     fact_docs: list[tuple[str, ...]]
     edges: dict[EdgeType, list[EdgeRow]] = field(default_factory=dict)
     entity_type: list[str] = field(default_factory=list)  # the entity's type ("PERSON", "GPE", an LLM's "LOCATION"...)
+    edge_keys: dict[EdgeType, list[str]] = field(default_factory=dict)  # each edge's key, aligned with ``edges``
 
     # ---------------------------------------------------------------- building
     @classmethod
     def from_store(cls, graph: GraphStore) -> GraphIndex:
         """Read the graph with one light call per label and one for the edges (no chunk text)."""
         generation = graph.generation()
-        docs = graph.node_tuples(NodeLabel.DOCUMENT, ["title", "source", "metadata"])
-        secs = graph.node_tuples(NodeLabel.SECTION, ["doc_id", "title", "order", "doc_ids"])
-        chunks = graph.node_tuples(NodeLabel.CHUNK, ["doc_id", "section_id", "doc_ids"])
-        entities = graph.node_tuples(NodeLabel.ENTITY, ["type"])
-        facts = graph.node_tuples(NodeLabel.FACT, ["confidence", "doc_ids"])
+        tables = {label: graph.node_tuples(label, fields) for label, fields in FIELDS.items()}
         edges: dict[EdgeType, list[EdgeRow]] = defaultdict(list)
-        for row in graph.edge_tuples(list(EdgeType)):
+        keys: dict[EdgeType, list[str]] = defaultdict(list)
+        for row, key in graph.keyed_edge_tuples(list(EdgeType)):
             edges[row.type].append(row)
-        return cls(
-            generation=generation,
-            documents=NodeTable.of(d[0] for d in docs),
-            doc_title=[_text(d[1]) for d in docs],
-            doc_source=[_text(d[2]) for d in docs],
-            doc_metadata=[dict(d[3]) if isinstance(d[3], dict) else {} for d in docs],
-            sections=NodeTable.of(s[0] for s in secs),
-            section_doc=[_text(s[1] or (s[4][0] if s[4] else "")) for s in secs],
-            section_title=[_text(s[2]) for s in secs],
-            section_order=[s[3] for s in secs],
-            chunks=NodeTable.of(c[0] for c in chunks),
-            chunk_doc=[_text(c[1] or (c[3][0] if c[3] else "")) for c in chunks],
-            chunk_section=[_text(c[2]) for c in chunks],
-            entities=NodeTable.of(e[0] for e in entities),
-            entity_type=[_text(e[1]) for e in entities],
-            facts=NodeTable.of(f[0] for f in facts),
-            fact_confidence=np.array([confidence(f[1]) for f in facts], dtype=np.float64),
-            fact_docs=[tuple(f[2] or ()) for f in facts],
-            edges=dict(edges),
-        )
+            keys[row.type].append(key)
+        values: dict[str, Any] = {}
+        for label, rows in tables.items():
+            rows.sort(key=lambda r: r[0])  # sorted already (the protocol's order): linear
+            table, *columns = _COLUMNS[label]
+            values[table] = NodeTable([r[0] for r in rows], {r[0]: n for n, r in enumerate(rows)})
+            converted = [_ROW[label](r) for r in rows]
+            for c, name in enumerate(columns):
+                values[name] = [v[c] for v in converted]
+        values["fact_confidence"] = np.array(values["fact_confidence"], dtype=np.float64)
+        return cls(generation=generation, edges=dict(edges), edge_keys=dict(keys), **values)
+
+    @classmethod
+    def updated(cls, previous: GraphIndex | None, graph: GraphStore) -> GraphIndex:
+        """The index of the store's graph now: ``previous`` plus the store's change feed since its
+        generation (:meth:`GraphStore.changes_since`), without reading the unchanged graph; read whole
+        (:meth:`from_store`) when there is no previous index, the feed cannot say (pruned, another store,
+        a backend without a feed) or more than :data:`INCREMENTAL_SHARE` of its rows changed."""
+        if previous is not None:
+            rows = sum(len(getattr(previous, _COLUMNS[label][0])) for label in FIELDS)
+            rows += sum(len(v) for v in previous.edges.values())
+            limit = max(int(rows * INCREMENTAL_SHARE), 1)
+            changes = graph.changes_since(previous.generation, FIELDS, limit=limit)
+            if changes is not None:
+                return previous.apply(changes)
+        return cls.from_store(graph)
+
+    def apply(self, changes: Changes) -> GraphIndex:
+        """A new index: this one with ``changes`` (this one is left as it is: other threads may read it)."""
+        if changes.generation == self.generation and not changes.size:
+            return self
+        gone = set(changes.deleted_nodes)
+        for rows in changes.nodes.values():
+            gone.update(r[0] for r in rows)
+        values: dict[str, Any] = {}
+        for label in FIELDS:
+            table_name, *columns = _COLUMNS[label]
+            table: NodeTable = getattr(self, table_name)
+            drop = sorted(table.pos[i] for i in gone if i in table.pos)
+            added = sorted(changes.nodes.get(label, ()), key=lambda r: r[0])
+            if not drop and not added:
+                values[table_name] = table
+                values.update((name, getattr(self, name)) for name in columns)
+                continue
+            ids = _splice(table.ids, drop, (), ())
+            points = [bisect_left(ids, r[0]) for r in added]
+            ids = _splice(ids, (), points, [r[0] for r in added])
+            values[table_name] = NodeTable(ids, dict(zip(ids, range(len(ids)))))
+            converted = [_ROW[label](r) for r in added]
+            for c, name in enumerate(columns):
+                values[name] = _splice(getattr(self, name), drop, points, [v[c] for v in converted])
+        edges, keys = dict(self.edges), dict(self.edge_keys)
+        by_type: dict[EdgeType, tuple[set[tuple[str, str, str]], list[Any]]] = {}
+        for e in changes.deleted_edges:
+            by_type.setdefault(e.type, (set(), []))[0].add((e.src, e.dst, e.key))
+        for e in changes.edges:
+            dropped, added = by_type.setdefault(e.type, (set(), []))
+            dropped.add((e.src, e.dst, e.key))
+            added.append(e)
+        for type_, (dropped, added) in by_type.items():
+            rows, ks = self.edges.get(type_, []), self.edge_keys.get(type_, [])
+
+            def at(i: int, rows: list[EdgeRow] = rows, ks: list[str] = ks) -> tuple[str, str, str]:
+                return (rows[i].src, rows[i].dst, ks[i])
+
+            drop = []
+            for want in sorted(dropped):
+                i = bisect_left(range(len(rows)), want, key=at)
+                if i < len(rows) and at(i) == want:
+                    drop.append(i)
+            kept_rows, kept_keys = _splice(rows, drop, (), ()), _splice(ks, drop, (), ())
+            added.sort(key=lambda e: (e.src, e.dst, e.key))
+            points = [
+                bisect_left(range(len(kept_rows)), (e.src, e.dst, e.key), key=lambda i: (kept_rows[i].src, kept_rows[i].dst, kept_keys[i]))
+                for e in added
+            ]
+            new_rows = _splice(kept_rows, (), points, [EdgeRow(e.type, e.src, e.dst, float(e.weight)) for e in added])
+            new_keys = _splice(kept_keys, (), points, [e.key for e in added])
+            if new_rows:
+                edges[type_], keys[type_] = new_rows, new_keys
+            else:
+                edges.pop(type_, None)
+                keys.pop(type_, None)
+        return type(self)(generation=changes.generation, edges=edges, edge_keys=keys, **values)
 
     def edges_of(self, *types: EdgeType) -> list[EdgeRow]:
         """The edges of ``types``, each type in canonical order, types in the order given."""
