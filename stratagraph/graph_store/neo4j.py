@@ -1050,16 +1050,7 @@ class Neo4jGraphStore(GraphStore):
         return sorted(edges, key=lambda e: (str(e.type), e.src, e.dst, e.key))
 
     def edge_tuples(self, types: Iterable[EdgeType | str]) -> list[EdgeRow]:
-        out = []
-        for type_ in sorted({t for t in (_edge_type(x) for x in types) if t is not None}):
-            kind = EdgeType(type_)
-            rows = self._pages(
-                f"MATCH (a:{NODE})-[r:{type_}]->(b:{NODE}) WHERE $after IS NULL OR r.id > $after "
-                "RETURN r.id, a.id, b.id, r.key, r.weight ORDER BY r.id LIMIT $page"
-            )
-            keyed = sorted((src, dst, key or "", float(w)) for _, src, dst, key, w in rows)
-            out.extend(EdgeRow(kind, s, d, w) for s, d, _, w in keyed)
-        return out
+        return [row for row, _ in self.keyed_edge_tuples(types)]
 
     def neighbourhood(
         self,
