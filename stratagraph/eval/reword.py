@@ -2,8 +2,9 @@
 ("What is the Revenue of Q2 (restated) in "<title>", section "<heading>"?") said as a user would ask them.
 
 A rewording stands only when it keeps what pins the answer, checked in code (:func:`keeps`): every number the
-template writes (years, quarters, amounts; a heading's numbering aside), the content words of every row and column label it reads
-(``derivation``), no figure of the answer, one question of at most :data:`MAX_WORDS` words. Otherwise the
+template writes (years, quarters, amounts; a heading's numbering aside), the content words of every row and
+column label it reads (``derivation``), no figure of the answer (a choice may name it among its options), one
+question of at most :data:`MAX_WORDS` words. Otherwise the
 template stays, and the question says so (``derivation["reworded"]`` is false). The template is kept in
 ``derivation["template"]`` either way, so a set can be checked against the documents as before.
 """
@@ -49,9 +50,10 @@ def keeps(template: Question, text: str) -> str:
     if len(text.split()) > MAX_WORDS:
         return f"longer than {MAX_WORDS} words"
     have = {m.replace(",", "") for m in _DIGITS.findall(text)}
+    # a heading's numbering may go ("the Police Department" for "1.1.1 Police Department")
     numbering = _NUMBERING.match(str((template.derivation or {}).get("section") or ""))
-    asked = template.question.replace(numbering.group(0), " ", 1) if numbering else template.question  # "1.1.1 Police
-    missing = [m for m in _DIGITS.findall(asked) if m.replace(",", "") not in have]  # Department": its number may go
+    asked = template.question.replace(numbering.group(0), " ", 1) if numbering else template.question
+    missing = [m for m in _DIGITS.findall(asked) if m.replace(",", "") not in have]
     if missing:
         return f"drops {', '.join(missing)}"
     words = word_forms(text)
@@ -64,7 +66,7 @@ def keeps(template: Question, text: str) -> str:
         return "states the answer"
     answer = template.answers[0].casefold() if template.answers else ""
     if answer and not amounts(answer) and answer in text.casefold() and answer not in template.question.casefold():
-        return "states the answer"  # (a choice names its answer among its options: that is no leak)
+        return "states the answer"
     return ""
 
 

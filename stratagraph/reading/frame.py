@@ -36,6 +36,7 @@ from typing import Any
 from stratagraph.reading.arithmetic import Plan, plan
 from stratagraph.reading.words import content_forms, forms, is_stop
 from stratagraph.text.lexicon import (
+    ORIGINAL_ASKED,
     QUANTITY_VERBS,
     AMOUNT_PHRASES,
     ATTRIBUTION_WORDS,
@@ -59,7 +60,7 @@ from stratagraph.text.lexicon import (
 )
 from stratagraph.text.nlp import NUMERIC_LABELS, load_nlp
 from stratagraph.text.periods import Period, find_periods
-from stratagraph.text.question import AnswerType, asked
+from stratagraph.text.question import AnswerType, asked, final_verb
 
 __all__ = ["Frame", "Name", "frame_of"]
 
@@ -120,6 +121,12 @@ class Frame:
     def asks_number(self) -> bool:
         return self.type == AnswerType.NUMBER
 
+    @property
+    def asks_original(self) -> bool:
+        """Whether it asks for a figure as first reported ("as *originally* reported"), not the one that
+        stands now (a restated one)."""
+        return bool({w.lower() for w in re.findall(r"[A-Za-z]+", self.question)} & ORIGINAL_ASKED)
+
 
 @lru_cache(maxsize=2048)
 def frame_of(question: str) -> Frame:
@@ -134,7 +141,7 @@ def frame_of(question: str) -> Frame:
     relation: list[str] = []
     nouns: set[str] = set()
     identifying = _relative_clauses(doc)
-    final_verb = _final_verb(doc)
+    last_verb = final_verb(doc)
     if identifying:  # a name only a relative clause holds identifies a thing the answer's sentence need not name
         kept = [n for n, (a, b) in zip(names, _name_tokens(doc, names), strict=False) if not set(range(a, b)) <= identifying]
         names = kept if len(_name_tokens(doc, names)) == len(names) else names
@@ -147,7 +154,7 @@ def frame_of(question: str) -> Frame:
         if lemma in ATTRIBUTION_WORDS and t.i + 1 < len(doc) and doc[t.i + 1].lower_ == "to":
             continue  # "according to the audit": where the answer is said, not what it is about
         if lemma in OPERATION_WORDS or t.lower_ in OPERATION_WORDS or not any(ch.isalpha() for ch in lemma) or (
-            lemma in HAVING_VERBS and (t.i == final_verb or not (t.pos_ == "NOUN" and any(c.dep_ == "det" for c in t.children)))
+            lemma in HAVING_VERBS and (t.i == last_verb or not (t.pos_ == "NOUN" and any(c.dep_ == "det" for c in t.children)))
         ):  # "how many hours does the corpus hold" (the small parser may take "hold" for a noun), not "the hold"
             continue
         if lemma not in relation:
@@ -212,15 +219,6 @@ def frame_of(question: str) -> Frame:
         actual=any(t.tag_ == "VBD" for t in doc) and not lemmas & FORECAST_WORDS,
         source=source,
     )
-
-
-def _final_verb(doc: Any) -> int:
-    """The index of the word that ends a do-support question ("how many sites did that study *use*?"): its main
-    verb, whatever tag the small parser gives it ("that study use": a noun with a determiner); -1 otherwise."""
-    words = [t for t in doc if not t.is_punct]
-    if len(words) < 3 or not any(t.lower_ in ("do", "does", "did") for t in words[:-1]):
-        return -1
-    return words[-1].i
 
 
 def _source(doc: Any) -> str:

@@ -50,7 +50,8 @@ from stratagraph.text.lexicon import CAUSE_MARKERS, DATE_NOUNS, DOCUMENT_NOUNS, 
 from stratagraph.text.periods import find_periods
 from stratagraph.text.question import AnswerType
 
-__all__ = ["figures", "from_source", "telling_names", "named_by_structure", "names_one", "of_member", "own_words", "read", "read_number", "scored_number"]
+__all__ = ["figures", "from_source", "named_by_structure", "names_one", "of_member", "own_words", "read", "read_number", "scored_number",
+           "telling_names"]
 
 Facts = Mapping[str, Sequence[Mapping[str, Any]]]
 

@@ -45,7 +45,6 @@ from stratagraph.reading.sentences import Candidate, Sentence, metadata_periods,
 from stratagraph.reading.words import content_forms, forms, is_stop, word_forms
 from stratagraph.text.amounts import Quantity, is_total_label, parse_quantities
 from stratagraph.text.lexicon import (
-    ORIGINAL_ASKED,
     ORIGINAL_WORDS,
     RESTATED_WORDS,
     FORECAST_WORDS,
@@ -733,10 +732,6 @@ SUPERSEDED, SUPERSEDING = 0.1, 1.3
 _VERSION_BEFORE = 4  # how many words before a figure may mark its version
 
 
-def _asks_original(frame: Frame) -> bool:
-    return bool({w.lower() for w in re.findall(r"[A-Za-z]+", frame.question)} & ORIGINAL_ASKED)
-
-
 def version_factor(sentence: Sentence, start: int, frame: Frame) -> float:
     """How a prose figure's version weighs (:data:`SUPERSEDED`, :data:`SUPERSEDING`; swapped when the question
     asks for the figure as first reported); 1 for a table cell (its column says it: tables._standing)."""
@@ -746,7 +741,7 @@ def version_factor(sentence: Sentence, start: int, frame: Frame) -> float:
     old, new = bool(before & ORIGINAL_WORDS), bool(before & RESTATED_WORDS)
     if old == new:
         return 1.0
-    original = _asks_original(frame)
+    original = frame.asks_original
     return (SUPERSEDING if original else SUPERSEDED) if old else (SUPERSEDED if original else SUPERSEDING)
 
 
@@ -754,11 +749,13 @@ def _reported_later(sentence: Sentence, frame: Frame) -> bool:
     """Whether the sentence's document reports on a period after every period the question asks (its
     metadata: the Q3 report's figure for Q2), unless the question asks for the figure as first reported:
     the latest report's figure is the one that stands (a restated figure, or the same one repeated)."""
-    if not frame.periods or _asks_original(frame):
+    if not frame.periods or frame.asks_original:
         return False
     own = [p.closes for p in metadata_periods(sentence.passage.metadata) if p.closes is not None]
     asked = [p.closes for p in frame.periods]
     return bool(own) and all(a is not None and max(own) > a for a in asked)
+
+
 def _holds_kind(sentence: Sentence, frame: Frame) -> bool:
     """Whether the sentence names an entity the graph types as the asked noun (``frame.kinds``)."""
     if not frame.kinds:
@@ -798,8 +795,10 @@ def _forecast(sentence: Sentence, cand: Candidate) -> bool:
         ):
             return True
         if t.pos_ in ("VERB", "AUX") and t is not tok:
-            return False  # its own clause's verb: a forecast word of another clause ("we *estimate* a rate ... and
-    return False  # obtain an error of 31 years") does not govern it
+            # its own clause's verb: a forecast word of another clause does not govern it ("we *estimate* a rate
+            # ... and obtain an error of 31 years")
+            return False
+    return False
 
 
 #: a row whose label the question names in part, or a total row it does not name; and any other row (ours)

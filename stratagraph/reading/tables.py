@@ -39,7 +39,7 @@ from stratagraph.reading.result import Reading
 from stratagraph.reading.sentences import Candidate, Sentence, citation
 from stratagraph.reading.words import content_forms, forms, word_forms
 from stratagraph.text.amounts import Quantity, is_total_label, parse_quantities
-from stratagraph.text.lexicon import DERIVED_COLUMNS, GROUP_WORDS, ORIGINAL_ASKED, ORIGINAL_WORDS, RESTATED_WORDS
+from stratagraph.text.lexicon import DERIVED_COLUMNS, GROUP_WORDS, ORIGINAL_WORDS, RESTATED_WORDS
 from stratagraph.text.periods import agreement, find_periods
 from stratagraph.text.question import AnswerType
 
@@ -180,7 +180,7 @@ def _standing(column: str, frame: Frame) -> float:
     """A restated column's figure is the one that stands ("Q2 2024 restated" over "Q2 2024 as reported"),
     unless the question asks for the first-published one ("as *originally* reported")."""
     words = _letter_words(column)
-    original_asked = bool(_letter_words(frame.question) & ORIGINAL_ASKED)
+    original_asked = frame.asks_original
     if words & RESTATED_WORDS:
         return -1.0 if original_asked else 0.75
     if words & ORIGINAL_WORDS:

@@ -24,7 +24,7 @@ from typing import Any
 from stratagraph.text.lexicon import AMOUNT_PHRASES, AMOUNT_VERBS, AUXILIARIES, QUANTITY_VERBS, HOW_NUMBER, NOUN_TYPES, QUESTION_WORDS, STRUCTURAL_NOUNS
 from stratagraph.text.nlp import load_nlp
 
-__all__ = ["LABELS", "LABEL_ALIASES", "Asked", "AnswerType", "asked", "choice_options", "expected_labels", "last_sentence"]
+__all__ = ["LABELS", "LABEL_ALIASES", "Asked", "AnswerType", "asked", "choice_options", "expected_labels", "final_verb", "last_sentence"]
 
 
 class AnswerType(StrEnum):
@@ -136,12 +136,13 @@ def asked(question: str) -> Asked:
             return Asked(AnswerType.NUMBER, nxt) if nxt in HOW_NUMBER else Asked(AnswerType.THING, "how")
         if w == "what" and _amount_verb(tok.head) and tok.dep_ in ("dobj", "dep", "nsubj", "attr"):
             return Asked(AnswerType.NUMBER, "what")  # "what did X *spend* on Y", "what does X cost"
-        noun_tok = tok.head
-        final = next((t for t in reversed(doc) if not t.is_punct), None)  # the question's verb when it ends it (the
-        ends_amount = final is not None and final.i > noun_tok.i and final.lower_ in QUANTITY_VERBS  # small parser may tag it a noun)
+        # "what drift did the study *measure*", "what fee does X *charge*": a noun a verb of amounts takes as its
+        # object (the verb may end a do-support question, where the small parser may tag it a noun)
+        noun_tok, last = tok.head, final_verb(doc)
+        ends_amount = last > noun_tok.i and doc[last].lower_ in QUANTITY_VERBS
         if (w == "what" and tok.dep_ == "det" and noun_tok.lemma_.lower() not in NOUN_TYPES and (ends_amount or (
                 noun_tok.dep_ in ("dobj", "nsubjpass") and noun_tok.head.lemma_.lower() in QUANTITY_VERBS))):  # fmt: skip
-            return Asked(AnswerType.NUMBER, noun_tok.lemma_.lower())  # "what drift did the study *measure*", "what fee does X charge"
+            return Asked(AnswerType.NUMBER, noun_tok.lemma_.lower())
         noun = head_noun(doc, tok.i)
         run = []
         for t in doc[tok.i + 1 : tok.i + 5]:  # the noun run the wh-word opens ("which *section*", "which division's part")
@@ -157,6 +158,15 @@ def asked(question: str) -> Asked:
             return Asked(AnswerType.SECTION, owner.lemma_.lower() if owner is not None else noun)
         return Asked(_BY_NOUN.get(NOUN_TYPES.get(noun, ""), AnswerType.THING), noun)
     return Asked(AnswerType.THING)
+
+
+def final_verb(doc: Any) -> int:
+    """The index of the word that ends a do-support question ("how many sites did that study *use*?"): its main
+    verb, whatever tag the small parser gives it ("that study use": a noun with a determiner); -1 otherwise."""
+    words = [t for t in doc if not t.is_punct]
+    if len(words) < 3 or not any(t.lower_ in ("do", "does", "did") for t in words[:-1]):
+        return -1
+    return words[-1].i
 
 
 def _amount_verb(verb: Any) -> bool:
