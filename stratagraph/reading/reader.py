@@ -13,15 +13,18 @@ when it names one (:func:`from_source`), in this order:
 2. a computation (:mod:`~stratagraph.reading.arithmetic`'s plan): each operand read as a number lookup of its
    own sub-question, from the sentences that hold the words setting it apart from the other operands
    (:func:`own_words`), then computed exactly; any operand missing: not found;
-3. a count of rows past a threshold, a sum over a set of rows or a section's subsections, the period in
+3. a gap asked as an amount without its two sides ("by how much does the budget understate X"): the
+   difference between the figures of the two documents that state X best, else between the two figures of
+   the one row that states both (:func:`_between_sources`);
+4. a count of rows past a threshold, a sum over a set of rows or a section's subsections, the period in
    which an amount is largest or smallest (:mod:`~stratagraph.reading.series`), a superlative over rows
    (:mod:`~stratagraph.reading.tables`);
-4. a section asked for ("which section ...", or "which <noun>" when the evidence's headings end with that
+5. a section asked for ("which section ...", or "which <noun>" when the evidence's headings end with that
    noun): the heading; a document asked for ("which study ..."): its title (:mod:`~stratagraph.reading.sections`);
-5. a reason ("why"): the cause a sentence about the question states ("because", "due to", ...);
-6. a yes/no question: yes when for every name a sentence about it holds every relation word; otherwise the
+6. a reason ("why"): the cause a sentence about the question states ("because", "due to", ...);
+7. a yes/no question: yes when for every name a sentence about it holds every relation word; otherwise the
    reader does not decide (not found);
-7. anything else: the span reader (:mod:`~stratagraph.reading.spans`): a span of the expected type, the
+8. anything else: the span reader (:mod:`~stratagraph.reading.spans`): a span of the expected type, the
    sentence, or not found.
 """
 
@@ -42,7 +45,7 @@ from stratagraph.reading.sections import names_headings, read_document, read_sec
 from stratagraph.reading.sentences import Sentence, sentences
 from stratagraph.reading.series import period_superlative
 from stratagraph.reading.spans import MIN_ABOUT, about, best_candidate, figure_of, read_span, relation
-from stratagraph.reading.tables import cells_of, count_over, exact_cell, heading_text, one_row, section_total, set_sum, superlative
+from stratagraph.reading.tables import cells_of, count_over, derived_columns, exact_cell, heading_text, one_row, section_total, set_sum, superlative
 from stratagraph.reading.words import content_forms, forms, word_forms
 from stratagraph.retrieval.base import Evidence
 from stratagraph.text.amounts import parse_quantities
@@ -64,6 +67,7 @@ def read(question: str | Frame, passages: Sequence[Evidence], facts: Facts | Non
     if not sents:
         return not_found("no evidence")
     frame = named_by_structure(frame, sents)
+    every = sents
     sents = from_source(frame, sents)
     frame = telling_names(frame, sents)
     if not (frame.names or frame.relation or frame.measures or frame.plan or frame.periods):
@@ -74,6 +78,10 @@ def read(question: str | Frame, passages: Sequence[Evidence], facts: Facts | Non
         return decide_choice(frame, sents)
     if frame.plan is not None:
         return _compute(frame, sents)
+    if frame.type == AnswerType.NUMBER and _GAP.search(frame.question):
+        found = _between_sources(frame, every)  # the source the question names, and the document it differs from
+        if found is not None:
+            return found
     for special in (count_over, section_total, set_sum, period_superlative, section_superlative, superlative):
         found = special(frame, sents)
         if found is not None:
@@ -258,6 +266,69 @@ def _compute(frame: Frame, sents: Sequence[Sentence]) -> Reading:
     yes_no = not isinstance(comp.result, Decimal)  # a comparison: "yes" or "no"
     return Reading(kind="choice" if yes_no else "computed", answer=text, citations=cites, computed=comp,
                    type="yes/no" if yes_no else "number", score=1.0, reason=f"{plan.reason}: {comp.expression} = {text}")  # fmt: skip
+
+
+#: a gap asked for as an amount without naming its two sides ("by how much do the auditor's grants fall short of
+#: what the budget assumes", "how far does the review's figure differ from ...", "by how much does the budget
+#: overstate ..."; not "what reserve does the committee project, and how does that differ": a figure is asked)
+_GAP = re.compile(r"\bby how much\b|\bhow (?:much|far) (?:do|does|did)\b.*\b(?:differ|overstate|understate|short)",
+                  re.IGNORECASE)
+
+
+_GAP_FORMS = frozenset(f for w in ("overstate", "understate", "differ", "short", "discrepancy", "dispute", "believe")
+                       for f in forms(w))  # fmt: skip
+
+
+def _between_sources(frame: Frame, sents: Sequence[Sentence]) -> Reading | None:
+    """A gap between what two documents state (a budget and its audit, a plan and its review) when the
+    question asks "by how much" without naming its two sides: the best figure for the question in each of
+    the two documents that answer it best, and the difference between them (absolute), cited from both; None
+    when fewer than two documents state one, or they state the same amount."""
+    said_by = {f for w in content_forms(frame.source) for f in w} | _GAP_FORMS  # where and how the gap is said,
+    lookup = replace(frame, change=False, relation=tuple(w for w in frame.relation if not (forms(w) & said_by)))  # not what
+    by_doc: dict[str, list[Sentence]] = {}
+    for s in sents:
+        by_doc.setdefault(s.passage.doc_id, []).append(s)
+    found = []
+    for doc_sents in by_doc.values():
+        fig, score = scored_number(lookup, doc_sents, level=True)
+        if fig is not None:
+            found.append((score, fig))
+    if len(found) < 2:
+        return _within_row(lookup, sents)
+    found.sort(key=lambda p: -p[0])
+    (_, a), (_, b) = found[:2]
+    if a.value == b.value:
+        return None
+    try:
+        comp = compute("difference", [a, b], absolute=True)
+    except ValueError:
+        return None
+    text = render(comp, [a, b])
+    return Reading(kind="computed", answer=text, citations=[a.citation, b.citation], computed=comp, type="number", score=1.0,
+                   reason=f"the gap between two documents' figures: {comp.expression} = {text}")  # fmt: skip
+
+
+def _within_row(frame: Frame, sents: Sequence[Sentence]) -> Reading | None:
+    """The gap one table row states between two sources' figures ("Plan figure, FY2025: 7,410; Auditor's figure,
+    FY2025: 7,860"): the best row for the question with exactly two figures besides a column restating them,
+    their difference (absolute); None when the best row is no such row."""
+    rows = [s for s in sents if s.is_row]
+    best, _ = best_candidate(frame, rows) if rows else (None, False)
+    if best is None:
+        return None
+    cells = cells_of([best.sentence])
+    derived = derived_columns(cells)
+    plain = [c for c in cells if (c.row.passage.chunk_id, c.column) not in derived]
+    if len(plain) != 2 or plain[0].figure.value == plain[1].figure.value:
+        return None
+    try:
+        comp = compute("difference", [plain[0].figure, plain[1].figure], absolute=True)
+    except ValueError:
+        return None
+    text = render(comp, [plain[0].figure, plain[1].figure])
+    return Reading(kind="computed", answer=text, citations=[best.sentence.quote()], computed=comp, type="number", score=1.0,
+                   reason=f"the gap between the two figures of one row: {comp.expression} = {text}")  # fmt: skip
 
 
 #: options that say which way two amounts differ ("more or less ... than")

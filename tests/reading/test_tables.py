@@ -274,3 +274,21 @@ def test_the_figure_that_stands_is_the_restated_one_and_the_later_reports() -> N
     facts = {q2.chunk_id: [row_fact("Ferries", {"Q2 2026": ("410", 1000), "Q2 2025": ("380", 1000)})],
              q3.chunk_id: [row_fact("Ferries", {"Q3 2026": ("430", 1000), "Q2 2026": ("395", 1000)})]}  # fmt: skip
     assert "395" in read("What was Orla's ferry revenue in the second quarter of 2026?", [q2, q3], facts).answer
+
+
+def test_a_gap_asked_between_two_documents_or_two_columns_of_one_row() -> None:
+    plan = passage("Dredging; FY2026 Actual: 300; FY2027 Budget: 410; Change: 110", title="Town of Brin Budget",
+                   path=["4. Harbour"], doc="budget.md", n=0)  # fmt: skip
+    memo = passage("Item | Committee figure\nDredging, FY2027; Committee figure: 465", title="Town of Brin Review Committee Memo",
+                   path=["2. Findings"], doc="memo.md", n=1)  # fmt: skip
+    facts = {plan.chunk_id: [row_fact("Dredging", {"FY2026 Actual": ("300", 1000), "FY2027 Budget": ("410", 1000),
+                                                   "Change": ("110", 1000)})],
+             memo.chunk_id: [row_fact("Dredging, FY2027", {"Committee figure": ("465", 1000)})]}  # fmt: skip
+    got = read("According to the review committee, by how much does the Town of Brin budget understate FY2027 dredging?",
+               [plan, memo], facts)  # fmt: skip
+    assert got.kind == "computed" and got.answer == "$55 thousand" and len(got.citations) == 2
+    letter = passage("Item | Plan figure | Auditor's figure\nFerry subsidy, FY2027; Plan figure: 7,410; Auditor's figure: 7,860",
+                     title="Auditor's Letter on the Town of Brin Budget", doc="letter.md", n=0)  # fmt: skip
+    facts = {letter.chunk_id: [row_fact("Ferry subsidy, FY2027", {"Plan figure": ("7,410", 1000), "Auditor's figure": ("7,860", 1000)})]}
+    got = read("By how much does the auditor believe the Town of Brin plan understates the FY2027 ferry subsidy?", [letter], facts)
+    assert got.kind == "computed" and got.answer == "$450 thousand"
