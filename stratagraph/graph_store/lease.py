@@ -45,7 +45,7 @@ from types import TracebackType
 
 from stratagraph.graph_store.base import GraphStore, LeaseRecord, StoreUnavailable
 
-__all__ = ["LeaseLost", "LeaseTimeout", "StoreLease", "Taken", "holder_id"]
+__all__ = ["LeaseLost", "LeaseTimeout", "StoreLease", "Taken", "holder_id", "process_alive"]
 
 log = logging.getLogger(__name__)
 
@@ -96,15 +96,18 @@ def _dead_here(holder: str) -> bool:
     if len(parts) < 3 or not parts[-2].isdigit():
         return False
     pid = int(parts[-2])
-    if pid == os.getpid():
-        return False
+    return pid != os.getpid() and not process_alive(pid)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this machine runs (another user's process counts as running)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return True
-    except OSError:  # someone else's process: alive
         return False
-    return False
+    except OSError:  # someone else's process: alive
+        return True
+    return True
 
 
 @dataclass(frozen=True)

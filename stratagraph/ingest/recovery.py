@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from stratagraph.graph_store.lease import process_alive
 from stratagraph.ingest import writing
 from stratagraph.schema import NodeLabel
 
@@ -72,16 +73,6 @@ def _markers(home: Path) -> Path:
     return home / "ingest-running"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
-
-
 def begin(svc: Services) -> tuple[Path, Recovery]:
     """Mark this ingest running, after repairing what killed ingests left (module docstring)."""
     folder = _markers(svc.settings.home)
@@ -91,7 +82,7 @@ def begin(svc: Services) -> tuple[Path, Recovery]:
     for marker in folder.iterdir():
         head = marker.name.split(".", 1)[0]
         pid = int(head) if head.isdigit() else -1
-        if pid == me or (pid > 0 and _alive(pid)):  # this process's other ingests (threads) are alive too
+        if pid == me or (pid > 0 and process_alive(pid)):  # this process's other ingests (threads) are alive too
             others += 1
         else:
             dead.append(marker)

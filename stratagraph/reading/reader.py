@@ -49,7 +49,7 @@ from stratagraph.reading.tables import cells_of, count_over, derived_columns, ex
 from stratagraph.reading.words import content_forms, forms, word_forms
 from stratagraph.retrieval.base import Evidence
 from stratagraph.text.amounts import parse_quantities
-from stratagraph.text.lexicon import CAUSE_MARKERS, DATE_NOUNS, DOCUMENT_NOUNS, MONTHS, ORDINALS, PERIOD_WORDS
+from stratagraph.text.lexicon import GAP_WORDS, CAUSE_MARKERS, DATE_NOUNS, DOCUMENT_NOUNS, MONTHS, ORDINALS, PERIOD_WORDS
 from stratagraph.text.periods import find_periods
 from stratagraph.text.question import AnswerType
 
@@ -275,8 +275,7 @@ _GAP = re.compile(r"\bby how much\b|\bhow (?:much|far) (?:do|does|did)\b.*\b(?:d
                   re.IGNORECASE)
 
 
-_GAP_FORMS = frozenset(f for w in ("overstate", "understate", "differ", "short", "discrepancy", "dispute", "believe")
-                       for f in forms(w))  # fmt: skip
+_GAP_FORMS = frozenset(f for w in GAP_WORDS for f in forms(w))
 
 
 def _between_sources(frame: Frame, sents: Sequence[Sentence]) -> Reading | None:

@@ -20,6 +20,7 @@ from stratagraph.answers import Citation
 from stratagraph.reading.words import forms, word_forms
 from stratagraph.retrieval.base import Evidence
 from stratagraph.text.nlp import load_nlp
+from stratagraph.text.lexicon import OPEN_ENDED_WORDS
 from stratagraph.text.amounts import Quantity
 from stratagraph.text.periods import Period, find_periods
 
@@ -253,7 +254,6 @@ def _split(text: str) -> tuple[_Parsed, ...]:
 _OPENS = re.compile(r"^\s*(?:[-*•+]\s|\d+[.)]\s|#|>|\*\*[^*]+:\*\*|[A-Z][\w .'-]{0,40}:\s)")
 #: what a wrapped line may end with when its sentence goes on: no sentence end, or a word that needs one after it
 _ENDS = re.compile(r"[.!?:;]['\"”’)]?\s*$")
-_OPEN_WORDS = frozenset("and or but nor of the a an to in on for with from by at as than that which who whose".split())
 
 
 def _continues(line: str, nxt: str) -> bool:
@@ -265,7 +265,7 @@ def _continues(line: str, nxt: str) -> bool:
         return False
     first = nxt.lstrip()[:1]
     last = line.rstrip().rsplit(None, 1)[-1].lower() if line.strip() else ""
-    return first.islower() or first.isdigit() or first in "$€£(" or line.rstrip().endswith(",") or last in _OPEN_WORDS
+    return first.islower() or first.isdigit() or first in "$€£(" or line.rstrip().endswith(",") or last in OPEN_ENDED_WORDS
 
 
 def _paragraphs(prose: list[tuple[int, str]]) -> list[tuple[int, str]]:

@@ -18,6 +18,8 @@ __all__ = [
     "MODEL_OVERRIDES",
     "PRIOR_WORDS",
     "REPORTING_VERBS",
+    "GAP_WORDS",
+    "OPEN_ENDED_WORDS",
     "RESTATED_WORDS",
     "RULE_NOUNS",
     "SECRET_NOUNS",
@@ -301,6 +303,13 @@ CITATION_WORDS = frozenset(
     "cite cites cited citing builds build built reference references referenced prior earlier original introduced "
     "introduces introduce proposed proposes paper papers study studies".split()
 )
+#: how a question says a gap between two sources' figures ("by how much does the budget *overstate* X", "how
+#: far do the two documents *differ*", "fall *short*"), and the verbs of holding a view on it ("does the auditor
+#: *believe*", "the auditor *disputes*"): where and how the gap is said, not what the figure is of
+GAP_WORDS = frozenset("overstate understate differ short discrepancy dispute believe".split())
+#: words that leave a sentence open at the end of a line, so a hard-wrapped line's sentence goes on in the next
+#: (conjunctions, articles, prepositions, relative words: "... revenue was $41.6 million *and*")
+OPEN_ENDED_WORDS = frozenset("and or but nor of the a an to in on for with from by at as than that which who whose".split())
 #: verbs by which a body or a document states a figure ("what count does the committee *give*", "what does the
 #: memo *project*"): their subject is where the answer is said
 REPORTING_VERBS = frozenset(
