@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -32,7 +33,7 @@ from stratagraph.ingest.citations import (
     resolve_section_ref,
 )
 from stratagraph.ingest.extractors.base import ChunkExtraction, ChunkInput, DocumentInput
-from stratagraph.ingest.quantities import detect_scale, table_extraction
+from stratagraph.ingest.quantities import detect_scale, parse_quantities, table_extraction
 from stratagraph.ingest.resolution import DocumentEntities
 from stratagraph.schema import (
     BY_DOC,
@@ -43,8 +44,10 @@ from stratagraph.schema import (
     NodeLabel,
     Outline,
     SourceDocument,
+    Table,
     combine_part,
 )
+from stratagraph.text.amounts import Quantity
 
 
 class FactSpan(BaseModel):
@@ -102,14 +105,43 @@ def table_extractions(doc: SourceDocument, chunks: Sequence[ChunkRecord]) -> lis
     for c in chunks:
         if c.kind == "text" and (found := detect_scale(c.text)):
             break
-    scale, currency = found or (1, None)
-    return [
-        table_extraction(
-            c.id, c.table, section_id=c.section_id, default_scale=scale, default_currency=currency, context=c.context
-        )
-        for c in tables
-        if c.table is not None
-    ]
+    prose = [] if found else [q for c in chunks if c.kind == "text" for q in parse_quantities(c.text)]
+    out = []
+    for c in tables:
+        assert c.table is not None
+        scale, currency = found or prose_unit(c.table, prose) or (1, None)
+        out.append(table_extraction(c.id, c.table, section_id=c.section_id, default_scale=scale,
+                                    default_currency=currency, context=c.context))  # fmt: skip
+    return out
+
+
+#: how many of a table's distinct figures its document's prose must state, each with one same currency and scale,
+#: for the table to take them (one could be chance: "15" days and "$15 million")
+PROSE_UNIT_MATCHES = 2
+
+
+def prose_unit(table: Table, prose: Sequence[Quantity]) -> tuple[int, str] | None:
+    """The scale and currency of a table that states none, from its document's prose: when at least
+    :data:`PROSE_UNIT_MATCHES` of its distinct figures are written in the prose as amounts of money of one
+    scale and currency ("Cloud Platform revenue was $97.8 million" and a cell "97.8"), and no figure of it is
+    written with another; None otherwise. A call transcript's segment table under "Segment Results" is in the
+    millions of dollars its speakers say."""
+    said: dict[Decimal, set[tuple[int, str]]] = {}
+    for q in prose:
+        if q.currency and q.scale > 1:
+            said.setdefault(q.value / q.scale, set()).add((q.scale, q.currency))
+    matched: set[Decimal] = set()
+    units: set[tuple[int, str]] = set()
+    for row in table.rows:
+        for cell in row[1:]:
+            parsed = parse_quantities(cell.strip())
+            if len(parsed) != 1 or parsed[0].unit or parsed[0].raw != cell.strip():
+                continue  # a bare number only: "12%" or "$4.1 million" states its own unit
+            value = abs(parsed[0].value)
+            if value in said:
+                matched.add(value)
+                units |= said[value]
+    return units.pop() if len(matched) >= PROSE_UNIT_MATCHES and len(units) == 1 else None
 
 
 def fact_spans(chunks: Sequence[ChunkRecord], extractions: Sequence[ChunkExtraction]) -> list[FactSpan]:

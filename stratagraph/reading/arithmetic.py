@@ -41,7 +41,7 @@ from stratagraph.text.lexicon import AUXILIARIES, CHANGE_WORDS, COMPARE_LESS, CO
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
-__all__ = ["Figure", "Plan", "compute", "plan", "render"]
+__all__ = ["Figure", "Plan", "compute", "over_quarters", "plan", "render"]
 
 _PCT = re.compile(
     r"\bby what (?:percent|percentage)\b|\bpercent(?:age)? (?:change|increase|decrease|growth|rise|decline|drop|fall)\b|"
@@ -70,6 +70,7 @@ class Plan:
     absolute: bool = False  # a difference "between": the larger minus the smaller
     reason: str = ""
     joined: str = ""  # a sum's coordination as written ("the Streets and Bridges"): it may be one name
+    spelled: str = ""  # the question with its periods spelled out (text.periods.spelled_out), when planned from that
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,34 @@ def plan(doc: Doc) -> Plan | None:
     if found is None:
         return None
     return replace(found, operands=_share_year(found.operands))
+
+
+#: a clause before the question's wh-word, set off by a comma ("Using the corrected second-quarter figure, what
+#: was ..."): how to read the figures, said of one of them
+_FRONTED = re.compile(r"^[^,?]*,\s*(?=(?:what|how|which|who|when|where)\b)", re.IGNORECASE)
+
+
+def over_quarters(question: str) -> Plan | None:
+    """A sum over a run of quarters ("what was X's revenue *for the first half of 2025*", "across the first
+    three quarters", "the first nine months"): one operand per quarter, the run replaced by "in <quarter>" and
+    the words that only say the members are added dropped; None when the question names no run. Reports state
+    quarters: the run's figure is their sum (the reader falls back to a figure stated for the whole run when a
+    quarter has none). A clause fronted before the wh-word ("Using the restated first-quarter number, what
+    ...") is left out of the operands: it says which version of one quarter's figure to take, which the
+    reader's preference for the latest report's figure already does for every quarter."""
+    from stratagraph.text.periods import quarter_run
+
+    run = quarter_run(question)
+    if run is None:
+        return None
+    start, end, quarters = run
+    head, rest = question[:start].rstrip(), question[end:]
+    fronted = _FRONTED.match(head)
+    if fronted:  # "Using the restated first-quarter number, what was ...": which version, said of one quarter
+        head = head[fronted.end() :][:1].upper() + head[fronted.end() + 1 :]
+    rest = re.sub(rf"\s+(?:{'|'.join(sorted(ONLY_ADDING))})\b", "", rest, flags=re.IGNORECASE)
+    operands = tuple(f"{head} in {q.text}{rest}" for q in quarters)
+    return Plan("sum", operands, reason=f"sum over {len(quarters)} quarters", spelled=question)
 
 
 def _share_year(operands: Sequence[str]) -> tuple[str, ...]:
@@ -206,19 +235,26 @@ def _compared(doc: Doc) -> Plan | None:
 
 def _span(tok: Token, skip: Sequence[str] = ("conj", "cc", "punct", "preconj")) -> tuple[int, int]:
     """A token's subtree without the children of the kinds in ``skip`` (and their subtrees); a "prep" in
-    ``skip`` keeps "of" ("the Department of Parks")."""
+    ``skip`` keeps "of" ("the Department of Parks"), and what an ampersand joins is kept ("Parks & Recreation")."""
     drop: set[int] = set()
     for child in tok.children:
-        if child.dep_ in skip and not (child.dep_ == "prep" and child.lower_ == "of"):
+        if child.dep_ in skip and not (child.dep_ == "prep" and child.lower_ == "of") and not _ampersand(child):
             drop.update(t.i for t in child.subtree)
     idx = [t.i for t in tok.subtree if t.i not in drop]
     return min(idx), max(idx) + 1
 
 
+def _ampersand(tok: Token) -> bool:
+    """Whether the token is an ampersand or what one joins to the word before it: one name ("Halloran &
+    Pike"), not two members of a coordination."""
+    return tok.text == "&" or (tok.dep_ == "conj" and tok.left_edge.i > 0 and tok.doc[tok.left_edge.i - 1].text == "&")
+
+
 def coordination(doc: Doc) -> list[tuple[int, int]]:
     """The members of the question's coordination of names ("the Police and Fire departments", "A, B and
     C"), as token spans; [] when there is none. When there are several, one whose members are all names (or
-    periods) wins over one of common nouns, then the last."""
+    periods) wins over one of common nouns, then the last. An ampersand joins the words of one name
+    ("Halloran & Pike's revenue", "Parks & Recreation"), not two things to add."""
     found: list[list[tuple[int, int]]] = []
     for tok in doc:
         if tok.dep_ == "conj" or tok.pos_ not in _NOMINAL:
@@ -227,7 +263,7 @@ def coordination(doc: Doc) -> list[tuple[int, int]]:
         while frontier:
             cur = frontier.pop()
             for c in cur.children:
-                if c.dep_ == "conj" and c.pos_ in _NOMINAL and c not in chain:
+                if c.dep_ == "conj" and c.pos_ in _NOMINAL and c not in chain and not _ampersand(c):
                     chain.append(c)
                     frontier.append(c)
         if len(chain) >= 2:
@@ -582,11 +618,13 @@ def _kind(q: Quantity) -> str:
     return q.currency or "number"
 
 
-def _two_places(value: Decimal) -> Decimal:
-    """A computed percentage to two decimal places, without trailing zeros (3.9786 -> 3.98, 12.5 -> 12.5)."""
+def _percent_places(value: Decimal) -> Decimal:
+    """A computed percentage as reports write one: to one decimal place (32.64 -> 32.6, 12.5 -> 12.5), two
+    below one percent (0.483 -> 0.48), without trailing zeros."""
     if value == value.to_integral_value():
         return value
-    return value.quantize(Decimal("0.01")).normalize()
+    rounded = value.quantize(Decimal("0.1") if abs(value) >= 1 else Decimal("0.01"))
+    return rounded.to_integral_value() if rounded == rounded.to_integral_value() else rounded.normalize()
 
 
 def render(computation: Computation, figures: Sequence[Figure] = ()) -> str:
@@ -595,7 +633,7 @@ def render(computation: Computation, figures: Sequence[Figure] = ()) -> str:
     if not isinstance(result, Decimal):
         return str(result)
     if computation.operation == "percent_change":
-        return render_amount(_two_places(result), "%")
+        return render_amount(_percent_places(result), "%")
     if computation.operation == "count":
         return str(result)
     if computation.operation == "ratio":

@@ -28,12 +28,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from stratagraph.reading.arithmetic import Plan, plan
+from stratagraph.reading.arithmetic import Plan, over_quarters, plan
 from stratagraph.reading.words import content_forms, forms, is_stop
 from stratagraph.text.lexicon import (
     ORIGINAL_ASKED,
@@ -59,7 +59,7 @@ from stratagraph.text.lexicon import (
     Measure,
 )
 from stratagraph.text.nlp import NUMERIC_LABELS, load_nlp
-from stratagraph.text.periods import Period, find_periods
+from stratagraph.text.periods import Period, find_periods, spelled_change
 from stratagraph.text.question import AnswerType, asked, final_verb
 
 __all__ = ["Frame", "Name", "frame_of"]
@@ -196,6 +196,8 @@ def frame_of(question: str) -> Frame:
                        (t.lower_ for t in doc) if w in QUANTIFIERS), None)  # fmt: skip
     threshold = _threshold(question) if what.focus == "many" else None
     computation = plan(doc) if threshold is None else None  # "how many items exceed $500": a count, no difference
+    if threshold is None and (what.type == AnswerType.NUMBER or money) and not superlative:
+        computation = _over_periods(question, changed=bool(words & CHANGE_WORDS)) or computation
     source = _source(doc)
     return Frame(
         question=question,
@@ -219,6 +221,17 @@ def frame_of(question: str) -> Frame:
         actual=any(t.tag_ == "VBD" for t in doc) and not lemmas & FORECAST_WORDS,
         source=source,
     )
+
+
+def _over_periods(question: str, changed: bool) -> Plan | None:
+    """What an amount question over periods a report does not state as one asks to compute: the sum of a run
+    of quarters ("the first half of 2025"), or a change against the same period a year before ("year over
+    year") or the one before ("sequentially") from the two periods' levels (:mod:`stratagraph.text.periods`)."""
+    if not changed:
+        return over_quarters(question)
+    spelled = spelled_change(question)
+    found = plan(load_nlp()(spelled)) if spelled else None
+    return replace(found, spelled=spelled) if found is not None and spelled else None
 
 
 def _source(doc: Any) -> str:

@@ -77,7 +77,10 @@ def read(question: str | Frame, passages: Sequence[Evidence], facts: Facts | Non
     if frame.type == AnswerType.CHOICE:
         return decide_choice(frame, sents)
     if frame.plan is not None:
-        return _compute(frame, sents)
+        computed = _compute(frame, sents)
+        if computed.kind != "not_found" or not frame.plan.spelled:
+            return computed
+        frame = replace(frame, plan=None)  # no quarter by quarter: a figure stated for the whole run, if any
     if frame.type == AnswerType.NUMBER and _GAP.search(frame.question):
         found = _between_sources(frame, every)  # the source the question names, and the document it differs from
         if found is not None:
@@ -185,7 +188,7 @@ def scored_number(question: str | Frame, sents: Sequence[Sentence], level: bool 
     frame = question if isinstance(question, Frame) else frame_of(question)
     if frame.type != AnswerType.NUMBER or (level and frame.change):
         frame = replace(frame, type=AnswerType.NUMBER, change=False if level else frame.change)
-    best, _ = best_candidate(frame, sents)
+    best, _ = best_candidate(frame, sents, own_period=level)  # an operand: never another period's figure
     fig = figure_of(best) if best is not None else None
     return (exact_cell(fig, sents), best.score) if fig is not None and best is not None else (None, 0.0)
 
@@ -255,6 +258,8 @@ def _compute(frame: Frame, sents: Sequence[Sentence]) -> Reading:
             return not_found(f"{plan.operation}: no amount for {operand!r}")
         figures.append(fig)
     figures = one_row(figures, [frame_of(o) for o in plan.operands], sents)
+    if plan.spelled and plan.operation == "sum" and any(f.unit == "%" for f in figures):
+        return not_found("sum: a rate of each period is not added up over the periods")
     if len({(f.citation.chunk_id, f.quantity.raw, f.label) for f in figures}) < len(figures):
         return not_found(f"{plan.operation}: the operands are one and the same amount")
     try:

@@ -106,8 +106,10 @@ class Sentence:
 
     @cached_property
     def context(self) -> frozenset[str]:
-        """Forms of the words around it: its document title, heading path and metadata values."""
-        return context_forms(self.passage)
+        """Forms of the words around it: its document title, heading path and metadata values, and for a table
+        row its table's caption and the measure its total row names (the "Wholesale" row of a table whose last
+        row is "Total revenue" is a revenue)."""
+        return context_forms(self.passage) | word_forms(self.caption)
 
     @cached_property
     def title(self) -> frozenset[str]:

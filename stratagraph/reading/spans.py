@@ -613,9 +613,10 @@ def period_factor(sentence: Sentence, start: int, frame: Frame) -> float:
     if not frame.periods:
         return 1.0
     at = start - sentence.start
-    if sentence.is_row:  # "FY2025 Adopted: 1,170": the cell's column header names its period
-        named = find_periods(sentence.text)
-        found = (min(named, key=lambda p: min(abs(p.start - at), abs(p.end - at))),) if named else sentence.own_periods
+    if sentence.is_row:  # "FY2025 Adopted: 1,170": the cell's column header names its period, else the row's label
+        cell = next((c for c in sentence.cells if c.start == start), None)
+        named = (find_periods(cell.column) if cell is not None else []) or find_periods(sentence.label)  # a row by period
+        found = (named[-1],) if named else sentence.own_periods
     else:
         found = tuple(periods_of(sentence.text, at)) or sentence.own_periods
     verdict = agreement(frame.periods, found)
@@ -623,9 +624,9 @@ def period_factor(sentence: Sentence, start: int, frame: Frame) -> float:
 
 
 #: words before a period phrase that make it the period of a compared value ("lower *than in* the second
-#: quarter", "up *from* 41.3% *in* Q2", "*compared with* Q2")
-_BASE = re.compile(r"\b(?:than|compared (?:with|to)|versus|vs\.?|from)\b[^.;]*$", re.IGNORECASE)
-_FIGURE = re.compile(r"(?<![\w.])[$€£¥]?\d[\d,]*(?:\.\d+)?")
+#: quarter", "up *from* 41.3% *in* Q2", "*compared with* Q2", "$53.1 million, *against* $47.5 million in Q3 2024")
+_BASE = re.compile(r"\b(?:than|compared (?:with|to)|versus|vs\.?|from|against)\b[^.;]*$", re.IGNORECASE)
+_FIGURE = re.compile(r"(?<![\w.])[$€£¥]?\d[\d,]*(?:\.\d+)?(?:\s?(?:percent|thousand|million|billion|bn|m)\b|%)?")
 
 
 def periods_of(text: str, at: int) -> list[Period]:
@@ -637,16 +638,21 @@ def periods_of(text: str, at: int) -> list[Period]:
     if not named:
         return []
     spans = [(p.start, p.end) for p in named]
-    figures = [m.start() for m in _FIGURE.finditer(text) if not any(a <= m.start() < b for a, b in spans)]
+    ends = {m.start(): m.end() for m in _FIGURE.finditer(text) if not any(a <= m.start() < b for a, b in spans)}
+    figures = list(ends)
     if at not in figures:
         figures.append(at)
+
+    def gap(f: int, p: Period) -> int:  # from the figure's end (its scale word too) to the phrase, or back
+        return p.start - ends.get(f, f) if f < p.start else abs(f - p.end)
+
     out = []
     for p in named:
         base = _BASE.search(text[max(0, p.start - 30) : p.start])
         mine = [f for f in figures if f > p.start - 30 + base.start()] if base else figures
         if not mine:
             continue  # "lower than in the second quarter": the period of a value the sentence does not state
-        nearest = min(mine, key=lambda f: (min(abs(f - p.start), abs(f - p.end)), f != at))
+        nearest = min(mine, key=lambda f: (gap(f, p), f != at))
         if nearest == at or (not base and p.end <= min(figures)):  # a period opening the sentence frames all
             out.append(p)
     return out
@@ -668,9 +674,11 @@ def score_sentence(sentence: Sentence, frame: Frame, weights: dict[str, float] |
     return a * (0.4 + 0.6 * r) / (1.0 + RANK_DISCOUNT * sentence.rank), a, r
 
 
-def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float = MIN_RELATION) -> tuple[_Best | None, bool]:
+def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float = MIN_RELATION,
+                   own_period: bool = False) -> tuple[_Best | None, bool]:  # fmt: skip
     """The best (sentence, candidate) for the frame (module docstring, rules 1-5), and whether some sentence
-    about the names held the relation words but no candidate of the type."""
+    about the names held the relation words but no candidate of the type; ``own_period``: only a candidate
+    not stated for another period than the one asked (an operand of a computation over periods)."""
     from stratagraph.reading.tables import row_candidates
 
     best: _Best | None = None
@@ -695,6 +703,8 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
         if not typed_here:  # "which arm": a sentence that says nothing of an arm answers with a thing the
             cands = [c for c in cands if _of_kind(s.passage.text[c.start : c.end], frame)
                      or _called(s.passage.text[c.start : c.end], frame.focus, sents)]  # evidence calls one, or the graph types as one
+        if own_period:
+            cands = [c for c in cands if period_factor(s, c.start, frame) != PERIOD_CONFLICT]
         if not cands:
             typeless = True
             continue

@@ -4,6 +4,14 @@
 "fiscal year 2025", "FY25", "2023") and reads it as a :class:`Period`; ``Period.shift`` steps it ("the
 previous quarter" of Q1 2024 is Q4 2023) and ``Period.text`` writes it back in one canonical form ("Q2 2024",
 "FY2025", "H1 2024", "2023").
+
+Two readings put a question's periods the way a report states its figures, so that what it asks can be
+computed from them: ``quarter_run`` reads a run of quarters ("the first three quarters of 2024", "the first
+half of fiscal 2025", "the first nine months", "Q1 through Q3 2024") as its quarters, and ``spelled_change``
+writes a change against the same period a year before ("year over year", "compared with the same quarter a
+year earlier") or against the period before ("sequentially", "quarter over quarter") as a change "from" that
+period "to" the one asked. Reports state quarters; a half, nine months or a year-over-year change is a sum or a
+difference of them.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-__all__ = ["Period", "agreement", "find_period", "find_periods", "in_date"]
+__all__ = ["Period", "agreement", "find_period", "find_periods", "in_date", "quarter_run", "spelled_change"]
 
 _ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 _YEAR = r"(?:FY\s?'?)?(?:19|20)\d{2}|FY\s?'?\d{2}|fiscal\s+(?:year\s+)?(?:19|20)\d{2}"
@@ -31,8 +39,9 @@ _PATTERN = re.compile(
 
 @dataclass(frozen=True)
 class Period:
-    """A quarter (``unit`` "Q"), a half ("H") or a whole year (""); ``year`` with ``fiscal`` for a fiscal
-    year; ``start``/``end`` where the phrase was found."""
+    """A quarter (``unit`` "Q"), a half ("H"), the quarters of a year up to ``index`` ("R": "the first nine
+    months", "the first three quarters", "Q1 through Q3") or a whole year (""); ``year`` with ``fiscal`` for a
+    fiscal year; ``start``/``end`` where the phrase was found."""
 
     unit: str = ""
     index: int = 0
@@ -46,6 +55,8 @@ class Period:
         year = "" if self.year is None else (f"FY{self.year}" if self.fiscal else str(self.year))
         if not self.unit:
             return year
+        if self.unit == "R":
+            return f"Q1-Q{self.index}" + (f" {year}" if year else "")
         return f"{self.unit}{self.index}" + (f" {year}" if year else "")
 
     @property
@@ -53,12 +64,12 @@ class Period:
         """Where the period ends, as (year, month of its year); None without a year (fiscal years as numbered)."""
         if self.year is None:
             return None
-        return self.year, 3 * self.index if self.unit == "Q" else 6 * self.index if self.unit == "H" else 12
+        return self.year, 3 * self.index if self.unit in ("Q", "R") else 6 * self.index if self.unit == "H" else 12
 
     def shift(self, step: int) -> Period:
         """The period ``step`` units later (earlier when negative): a quarter by quarters, a half by halves, a
         year by years; the year rolls over when it is known."""
-        if not self.unit:
+        if not self.unit or self.unit == "R":  # a run of quarters steps by years, as a year does
             return replace(self, year=None if self.year is None else self.year + step)
         per_year = 4 if self.unit == "Q" else 2
         flat = (self.index - 1) + step
@@ -117,7 +128,11 @@ def find_periods(text: str) -> list[Period]:
     """Every period phrase of ``text``, in order (module docstring), but the year of a calendar date ("June
     11, 2024"); a quarter or half written without a year takes the year of the year named next to it ("the
     fourth quarter and full fiscal year 2025")."""
-    found = [p for p in _periods(text) if p.unit or not in_date(text, p.start)]
+    runs = [Period("R", qs[-1].index, qs[-1].year, qs[-1].fiscal, m.start(), m.end())
+            for m in _RUN.finditer(text) if not m.group("half") and not m.group("h2") and (qs := _run(m)) and qs[0].index == 1]
+    found = [p for p in _periods(text) if (p.unit or not in_date(text, p.start))
+             and not any(r.start <= p.start < r.end for r in runs)]
+    found = sorted([*found, *runs], key=lambda p: p.start)
     years = [p for p in found if not p.unit and p.year is not None]
     if not years:
         return found
@@ -157,4 +172,89 @@ def agreement(asked: Sequence[Period], found: Sequence[Period]) -> bool | None:
         return True
     if verdicts and all(v is False for v in verdicts):
         return False
+    return None
+
+
+# ------------------------------------------------------------------------------------------ runs and relative changes
+_COUNT = {"two": 2, "2": 2, "three": 3, "3": 3, "four": 4, "4": 4}
+_MONTHS = {"three": 1, "3": 1, "six": 2, "6": 2, "nine": 3, "9": 3, "twelve": 4, "12": 4}
+#: a run of quarters from the first ("the first three quarters of 2024", "the first half of fiscal 2025", "the
+#: first nine months of 2025", "the first two fiscal quarters"), or between two quarters ("Q1 through Q3 2024",
+#: "Q1-Q3 2024"); the year, when written, after it
+_RUN = re.compile(
+    rf"""
+    (?<!\w)(?:
+      (?:the\s+)?first\s+(?:(?P<n>two|three|four|[234])\s+(?:fiscal\s+)?quarters
+                         |(?P<half>half)
+                         |(?P<m>three|six|nine|twelve|3|6|9|12)\s+months)
+    | (?:the\s+)?(?P<h2>second)\s+half
+    | Q(?P<a>[1-4])\s*(?:through|thru|to|-|–|—)\s*Q(?P<b>[1-4])(?=\s|$|[?,.])
+    )
+    (?:\s+(?:of\s+)?(?P<fiscal>fiscal\s+)?(?P<year>{_YEAR}))?(?!\w)
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+#: a change against the same period a year before, written without naming it
+_YEAR_BEFORE = re.compile(
+    r"\b(?:year[\s-]over[\s-]year|year[\s-]on[\s-]year|from\s+a\s+year\s+(?:earlier|before|ago)|"
+    r"(?:compared\s+(?:with|to)|versus|vs\.?|against|over)\s+(?:the\s+)?(?:same\s+(?:quarter|period|half)|"
+    r"prior[\s-]year\s+(?:quarter|period|half)|year[\s-]earlier\s+(?:quarter|period|half))"
+    r"(?:\s+(?:a|one)\s+year\s+(?:earlier|before|ago)|\s+(?:of\s+)?(?:the\s+)?(?:previous|prior|preceding)\s+year|\s+last\s+year)?)",
+    re.IGNORECASE,
+)
+#: a change against the period right before, written without naming it
+_PERIOD_BEFORE = re.compile(
+    r"\b(?:sequentially|quarter[\s-](?:over|on)[\s-]quarter|(?:from|compared\s+(?:with|to)|versus|over)\s+the\s+"
+    r"(?:previous|prior|preceding)\s+quarter)",
+    re.IGNORECASE,
+)
+_BEFORE_PERIOD = re.compile(r"(?:\b(?:in|for|during|of)\s+)?$", re.IGNORECASE)
+_BEFORE_RUN = re.compile(r"(?:\b(?:in|for|during|of|across|over|throughout|from)\s+)?$", re.IGNORECASE)
+
+
+def _run(m: re.Match[str]) -> list[Period]:
+    year, fiscal = _year(m.group("year"))
+    fiscal = fiscal or bool(m.group("fiscal"))
+    if m.group("a"):
+        first, last = int(m.group("a")), int(m.group("b"))
+    elif m.group("h2"):
+        first, last = 3, 4
+    else:
+        first = 1
+        last = 2 if m.group("half") else _COUNT[m.group("n").lower()] if m.group("n") else _MONTHS[m.group("m").lower()]
+    return [Period("Q", i, year, fiscal) for i in range(first, last + 1)] if last > first else []
+
+
+def quarter_run(question: str) -> tuple[int, int, list[Period]] | None:
+    """The run of quarters a question names (module docstring): where its phrase starts (with the preposition
+    before it: "across", "for", "in") and ends, and its quarters in order; None without one."""
+    m = _RUN.search(question)
+    quarters = _run(m) if m is not None else []
+    if m is None or not quarters:
+        return None
+    before = _BEFORE_RUN.search(question[: m.start()])
+    return (before.start() if before and before.group(0) else m.start()), m.end(), quarters
+
+
+def spelled_change(question: str) -> str | None:
+    """The question with a change against the same period a year before ("year over year", "compared with the
+    same quarter a year earlier") or against the period before ("sequentially", "quarter over quarter")
+    written as "from <that period> to <the one asked>" (module docstring); None when it holds neither or does
+    not name exactly one period (a quarter or half for a change against the period before)."""
+    for pattern, step in ((_YEAR_BEFORE, None), (_PERIOD_BEFORE, -1)):
+        rel = pattern.search(question)
+        if rel is None:
+            continue
+        rest = question[: rel.start()] + question[rel.end() :]
+        rest = re.sub(r"\s+(?=[,?.!])|(?<=\s)\s+", "", rest).strip()
+        rest = re.sub(r"^,\s*", "", rest)
+        asked = find_periods(rest)
+        if len(asked) != 1 or (step is not None and asked[0].unit not in ("Q", "H")):
+            return None
+        p = asked[0]
+        back = step if step is not None else (-4 if p.unit == "Q" else -2 if p.unit == "H" else -1)
+        before = _BEFORE_PERIOD.search(rest[: p.start])
+        head = rest[: before.start() if before and before.group(0) else p.start].rstrip()
+        text = f"{head} from {p.shift(back).text} to {p.text}{rest[p.end :]}"
+        return text[:1].upper() + text[1:]
     return None

@@ -83,3 +83,17 @@ def test_fact_nodes_carry_their_arguments_with_roles(settings: Settings, tmp_pat
         sg.delete("docs/films.md")
         assert sg.ingest([docs], base=tmp_path).failed == 0
         assert canonical(sg.export()) == before
+
+
+def test_a_table_stating_no_unit_takes_the_unit_its_documents_prose_writes_its_figures_in() -> None:
+    """A call's segment table ("Cloud | 97.8 | 93.1") whose figures the speakers say as "$97.8 million" is in
+    millions of dollars; one matching figure could be chance, and two currencies say nothing."""
+    from stratagraph.ingest.knowledge import prose_unit
+    from stratagraph.schema import Table
+    from stratagraph.text.amounts import parse_quantities
+
+    table = Table(header=["Segment", "Q3 2025", "Q2 2025"], rows=[["Cloud", "97.8", "93.1"], ["Services", "15.1", "15.8"]])
+    said = parse_quantities("Cloud revenue was $97.8 million and Services $15.1 million. We hired 15 engineers.")
+    assert prose_unit(table, said) == (1_000_000, "USD")
+    assert prose_unit(table, parse_quantities("Cloud revenue was $97.8 million.")) is None
+    assert prose_unit(table, parse_quantities("Cloud was $97.8 million and Services €15.1 million.")) is None

@@ -175,3 +175,11 @@ def test_a_possessive_inside_a_name_makes_two_names_and_an_apostrophe_no_title()
     f = frame_of("What is Orla's Harbour Board's budget for 2027?")
     assert [n.text for n in f.names] == ["Orla", "Harbour Board"]
     assert [n.text for n in frame_of("What rate does 'Salt Fronts in Laid Paper' report?").names] == ["Salt Fronts in Laid Paper"]
+
+
+def test_an_ampersand_joins_one_name_not_two_operands() -> None:
+    from stratagraph.reading.frame import frame_of
+
+    assert frame_of("What was Halloran & Pike's subscription revenue in Q1 2024?").plan is None
+    both = frame_of("What is the combined budget of Parks & Recreation and the Fire Department?").plan
+    assert both is not None and both.operands == ("What is the budget of Parks & Recreation?", "What is the budget of the Fire Department?")

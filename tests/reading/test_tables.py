@@ -292,3 +292,27 @@ def test_a_gap_asked_between_two_documents_or_two_columns_of_one_row() -> None:
     facts = {letter.chunk_id: [row_fact("Ferry subsidy, FY2027", {"Plan figure": ("7,410", 1000), "Auditor's figure": ("7,860", 1000)})]}
     got = read("By how much does the auditor believe the Town of Brin plan understates the FY2027 ferry subsidy?", [letter], facts)
     assert got.kind == "computed" and got.answer == "$450 thousand"
+
+
+def test_a_row_is_about_the_measure_its_tables_total_row_names() -> None:
+    """The "Ferries" row of a table whose last row is "Total revenue" is a revenue: asked for "ferry revenue"
+    in Q3 it answers, over a restatement sentence about ferry revenue of Q2 (another quarter)."""
+    table = passage("Segment | Q3 2025 | Q3 2024 | Change\nFerries; Q3 2025: 2,410; Q3 2024: 2,200; Change: 210\n"
+                    "Buses; Q3 2025: 1,120; Q3 2024: 1,090; Change: 30\nTotal revenue; Q3 2025: 3,530; Q3 2024: 3,290; Change: 240",
+                    title="Orrin Transit Q3 2025 report", path=["Segment Results"], n=0)  # fmt: skip
+    restated = passage("Ferry revenue for the second quarter of 2025, previously reported as $2,380 thousand, has been "
+                       "restated to $2,300 thousand.", title="Orrin Transit Q3 2025 report", path=["Restatement of Ferry Revenue"], n=1)  # fmt: skip
+    rows = {"Ferries": ("2,410", "2,200", "210"), "Buses": ("1,120", "1,090", "30"), "Total revenue": ("3,530", "3,290", "240")}
+    facts = {table.chunk_id: [row_fact(k, {"Q3 2025": (a, 1000), "Q3 2024": (b, 1000), "Change": (c, 1000)}) for k, (a, b, c) in rows.items()]}
+    got = read("What was Orrin Transit's ferry revenue in the third quarter of 2025?", [restated, table], facts)
+    assert got.answer == "$2,410 thousand"
+
+
+def test_a_cells_period_is_its_columns_not_the_nearest_in_the_row() -> None:
+    """"Storm drains; FY2025 Adopted: 386; FY2026 Proposed: 512": 386 is FY2025's, though "FY2026" is written
+    nearer to it than "FY2025"; a change between the two reads both."""
+    ev = passage("Line item | FY2025 Adopted | FY2026 Proposed | Change\nStorm drains; FY2025 Adopted: 386; FY2026 Proposed: 512; Change: 126",
+                 title="Town of Brin Budget", path=["2. Public Works"])  # fmt: skip
+    facts = {ev.chunk_id: [row_fact("Storm drains", {"FY2025 Adopted": ("386", 1000), "FY2026 Proposed": ("512", 1000), "Change": ("126", 1000)})]}
+    got = read("By what percentage does Brin's storm drains budget rise from FY2025 to FY2026?", [ev], facts)
+    assert got.answer == "32.6%"
