@@ -7,7 +7,8 @@ operator; BAG-RAG's sums over aggregated line items.
 
 1. a percentage change ("by what percentage did X grow from A to B", "percent change ... between A and B"):
    ``percent_change`` from A to B;
-2. a change ("how much did X grow / fall / change from A to B", "between A and B"): ``difference`` B - A;
+2. a change ("how much did X grow / fall / change from A to B", "what was the change in X from A to B",
+   "between A and B"): ``difference`` B - A;
 3. a ratio ("ratio of A to B", "how many times ... A than B"): A / B;
 4. a difference ("how much more / less / higher ... A than B", "difference between A and B", "by how much
    does A exceed B"): A - B ("less" turns it round; "between" gives the larger minus the smaller);
@@ -51,7 +52,9 @@ _PCT = re.compile(
 _PCT_WORDS = re.compile(r"\bby what (?:percentage|percent)\b|\bwhat (?:percentage|percent)\b", re.IGNORECASE)
 _PCT_PHRASE = re.compile(r"\b(?:the )?(?:percentage|percent) (?:change|increase|decrease|growth|rise|decline|drop|fall) "
                          r"(?:in|of)\s+", re.IGNORECASE)
-_HOW_CHANGE = re.compile(r"\bhow (?:much |many \w+ )?(?:did|does|do|has|have|had|will|would|is|was)\b", re.IGNORECASE)
+_HOW_CHANGE = re.compile(r"\bhow (?:much |many \w+ )?(?:did|does|do|has|have|had|will|would|is|was)\b|"
+                         r"\bwhat (?:is|was|were|are) the (?:[\w-]+ )?(?:change|increase|decrease|growth|rise|decline|drop|fall|"
+                         r"gain|reduction) (?:in|of)\b", re.IGNORECASE)  # "what was the (net) change in X from A to B"
 _RATIO = re.compile(r"\bratio of\b|\bhow many times\b", re.IGNORECASE)
 _DIFF = re.compile(
     r"\bhow (?:much|many)(?: \w+)? (?:more|less|fewer|higher|lower|larger|smaller|greater|bigger|longer|shorter|"

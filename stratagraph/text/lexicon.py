@@ -160,10 +160,11 @@ NOUN_TYPES: dict[str, str] = {
 #: verbs of having and containing ("how many hours does the corpus *hold*", "what does the plan *include*"):
 #: a sentence says them by juxtaposition ("the corpus, 1,240 hours of recordings"), so they are no relation word
 HAVING_VERBS = frozenset("have hold contain include comprise feature possess use employ".split())
-#: verbs whose object is an amount ("what did X *spend*", "how much does X *request*"): asked of money, the
-#: currency says them, and a document says them another way ("X's budget is $2 million")
+#: verbs whose object is an amount ("what did X *spend*", "how much does X *request*"), with the accounting verbs
+#: of recognising one ("how much revenue did X *book* / *generate* / *post*"): asked of money, the currency says
+#: them, and a document says them another way ("X's budget is $2 million", "revenue was $16.9 million")
 AMOUNT_VERBS = frozenset("cost weigh earn charge pay measure total amount spend invest borrow raise owe request "
-                         "budget allocate appropriate propose fund receive collect earmark".split())  # fmt: skip
+                         "budget allocate appropriate propose fund receive collect earmark book generate post".split())  # fmt: skip
 #: the amount verbs whose object is always an amount ("what *drift* did the study measure", "what *fee* does
 #: X charge"; not "receive", "raise", "collect": "what prize did the film receive")
 QUANTITY_VERBS = frozenset("cost weigh earn charge pay measure total spend invest borrow owe budget allocate".split())

@@ -183,3 +183,26 @@ def test_an_ampersand_joins_one_name_not_two_operands() -> None:
     assert frame_of("What was Halloran & Pike's subscription revenue in Q1 2024?").plan is None
     both = frame_of("What is the combined budget of Parks & Recreation and the Fire Department?").plan
     assert both is not None and both.operands == ("What is the budget of Parks & Recreation?", "What is the budget of the Fire Department?")
+
+
+def test_a_change_asked_by_its_noun_is_a_difference_of_levels() -> None:
+    from stratagraph.reading.frame import frame_of
+
+    plan = frame_of("What was the change in Orrin Ferries' charter revenue from Q1 2025 to Q2 2025?").plan
+    assert plan is not None and plan.operation == "difference"
+    assert plan.operands == ("What is Orrin Ferries' charter revenue in Q2 2025?", "What is Orrin Ferries' charter revenue in Q1 2025?")
+    yoy = frame_of("What was the year-over-year change in Orrin Ferries' charter revenue in the second quarter of 2025?").plan
+    assert yoy is not None and yoy.operands[1] == "What is Orrin Ferries' charter revenue in Q2 2024?"
+    assert frame_of("What was the change in Orrin Ferries' fleet?").plan is None  # no two periods: nothing to compute
+
+
+def test_accounting_verbs_of_recognising_an_amount_are_no_relation_words() -> None:
+    """"How much revenue did X *book*": the revenue asked is what the document states, however it says it
+    ("revenue was $4.1 million"); the verb is no word the sentence must hold."""
+    from stratagraph.reading.frame import frame_of
+
+    for q in ("How much charter revenue did Orrin Ferries book in Q1 2025?",
+              "How much revenue did Orrin Ferries generate in the first quarter of 2025?"):  # fmt: skip
+        relation = frame_of(q).relation
+        assert "revenue" in relation and not {"book", "generate"} & set(relation)
+    assert "book" in frame_of("How many books did the library buy?").relation  # a noun, not the verb
