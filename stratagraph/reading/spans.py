@@ -870,7 +870,8 @@ def _words_before(s: Sentence, start: int, n: int = 8) -> str:
 
 def read_span(frame: Frame, sents: Sequence[Sentence], hop: bool = False) -> Reading:
     """The span (or sentence) answering a lookup frame from the sentences (module docstring)."""
-    best, typeless = best_candidate(frame, sents, MIN_HOP_RELATION if hop else MIN_RELATION)
+    best, typeless = best_candidate(frame, sents, MIN_HOP_RELATION if hop else MIN_RELATION,
+                                    own_period=frame.type == AnswerType.NUMBER and bool(frame.periods))
     if best is None:
         if typeless:
             return not_found(f"the sentences about it hold no {frame.type.value}")

@@ -114,13 +114,13 @@ def find_period(text: str) -> Period | None:
 
 
 _DATE_BEFORE = re.compile(
-    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+$", re.IGNORECASE
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?$", re.IGNORECASE
 )
 
 
 def in_date(text: str, at: int) -> bool:
-    """Whether the year at ``at`` is the year of a calendar date ("June 11, 2024"): a date names a day, not
-    the period a document covers."""
+    """Whether the year at ``at`` is the year of a calendar date ("June 11, 2024") or month ("from July
+    2025"): a date names a day or a month, not the period a document covers."""
     return bool(_DATE_BEFORE.search(text[max(0, at - 20) : at]))
 
 

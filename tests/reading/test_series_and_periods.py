@@ -149,3 +149,18 @@ def test_a_change_year_over_year_is_computed_from_the_two_quarters() -> None:
     assert got.kind == "computed" and got.answer == "$1.4 million"
     pct = read("By what percentage did Pellam's fares grow in Q2 2025 compared with the same quarter a year earlier?", ev)
     assert pct.answer == "12.7%"  # 12.727...: one decimal place, as reports write a change
+
+
+def test_an_amount_asked_for_a_period_no_evidence_covers_is_not_found() -> None:
+    """A report for Q3 states Q3's and Q2's figures; Q4's is asked: no figure of another quarter answers."""
+    ev = [passage("Ferry revenue was $12.4 million in the third quarter of 2025, against $11.9 million in the second "
+                  "quarter of 2025.", title="Orrin Ferries Q3 2025", doc="q3.md", metadata={"quarter": "Q3", "year": 2025})]  # fmt: skip
+    assert read("What was Orrin Ferries' ferry revenue in the fourth quarter of 2025?", ev).kind == "not_found"
+    assert read("What was Orrin Ferries' ferry revenue in the third quarter of 2025?", ev).answer == "$12.4 million"
+
+
+def test_a_month_is_a_date_not_a_reporting_period() -> None:
+    from stratagraph.text.periods import find_periods
+
+    assert find_periods("What will the hauler charge per ton from July 2025?") == []
+    assert [p.text for p in find_periods("What did the board adopt in May 2024 for 2025?")] == ["2025"]
