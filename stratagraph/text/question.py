@@ -144,6 +144,10 @@ def asked(question: str) -> Asked:
                 noun_tok.dep_ in ("dobj", "nsubjpass") and noun_tok.head.lemma_.lower() in QUANTITY_VERBS))):  # fmt: skip
             return Asked(AnswerType.NUMBER, noun_tok.lemma_.lower())
         noun = head_noun(doc, tok.i)
+        owner = tok.head if tok.dep_ == "det" and tok.head.dep_ == "poss" else None
+        if owner is not None and noun not in STRUCTURAL_NOUNS:  # "which *unit's* budget holds X": the unit is asked
+            kind = owner.lemma_.lower()
+            return Asked(_BY_NOUN.get(NOUN_TYPES.get(kind, ""), AnswerType.THING), kind)
         run = []
         for t in doc[tok.i + 1 : tok.i + 5]:  # the noun run the wh-word opens ("which *section*", "which division's part")
             if t.pos_ not in ("NOUN", "ADJ", "PROPN") and t.tag_ != "POS":

@@ -39,6 +39,9 @@ from stratagraph.text.question import AnswerType
         # a phrasal verb that states an amount
         ("What did Orla's ferry service bring in during 2026?", AnswerType.NUMBER, "what"),
         ("What did the harbour board set aside for dredging?", AnswerType.NUMBER, "what"),
+        # a wh-word on a possessor asks for the possessor, not for what it has
+        ("Which ferry company's fleet grew the most in 2024?", AnswerType.ORG, "company"),
+        ("Which operating unit's budget holds a meter testing line?", AnswerType.THING, "unit"),
     ],
 )
 def test_expected_type(question: str, kind: AnswerType, focus: str) -> None:
