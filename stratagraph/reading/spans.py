@@ -45,6 +45,7 @@ from stratagraph.reading.sentences import Candidate, Sentence, metadata_periods,
 from stratagraph.reading.words import content_forms, forms, is_stop, word_forms
 from stratagraph.text.amounts import Quantity, is_total_label, parse_quantities
 from stratagraph.text.lexicon import (
+    CITED_DOCUMENT_NOUNS,
     ORIGINAL_WORDS,
     RESTATED_WORDS,
     FORECAST_WORDS,
@@ -708,7 +709,7 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
         if not cands:
             typeless = True
             continue
-        scored = sorted(((c.fit * period_factor(s, c.start, frame) * version_factor(s, c.start, frame)
+        scored = sorted(((c.fit * period_factor(s, c.start, frame) * version_factor(s, c.start, frame) * cited(s, c, frame)
                           * (NEAR_BASE + nearness(s, c, anchors, frame)), c) for c in cands), key=lambda p: (-p[0], p[1].start))  # fmt: skip
         top, cand = scored[0]
         text = s.passage.text[cand.start : cand.end].strip().casefold()
@@ -721,6 +722,7 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
             total *= FORECAST  # "what was the margin": a figure of what is expected is no result
         if _reported_later(s, frame):
             total *= LATER_REPORT  # a later report's figure for the period asked stands over the first one
+        total *= cited(s, cand, frame)  # "the plan's figure of €1,980 thousand" in the memo asked: not the memo's own
         if best is None or total > best.score:
             best = _Best(total, s, cand, rival >= AMBIGUOUS * top and not s.is_row,
                          f"about {a:.2f}, relation {r:.2f}, fit {cand.fit:.2f}")  # fmt: skip
@@ -753,6 +755,35 @@ def version_factor(sentence: Sentence, start: int, frame: Frame) -> float:
         return 1.0
     original = frame.asks_original
     return (SUPERSEDING if original else SUPERSEDED) if old else (SUPERSEDED if original else SUPERSEDING)
+
+
+#: the weight of a figure a document attributes to another document, when the question asks what the first says (ours)
+CITED_FIGURE = 0.3
+_CITED_BEFORE = 5  # how many words before a figure may name the document it is cited from
+CITED_DOCUMENT_FORMS = frozenset(f for w in CITED_DOCUMENT_NOUNS for f in forms(w))
+
+
+def cited(sentence: Sentence, cand: Candidate, frame: Frame) -> float:
+    """:data:`CITED_FIGURE` for a prose figure the sentence attributes to another document than the question's
+    source, else 1."""
+    if not frame.source or sentence.is_row or not _cited_from_another(sentence, cand.start, cand.end, frame):
+        return 1.0
+    return CITED_FIGURE
+
+
+def _cited_from_another(sentence: Sentence, start: int, end: int, frame: Frame) -> bool:
+    """Whether the sentence attributes the figure to another document than the one the question asks about
+    (``frame.source``): a possessive document noun just before it ("the *plan's* figure of €1,980 thousand")
+    or "in the <document noun>" right after it ("€1,980 thousand *in the plan*"), the noun not the source's."""
+    text = sentence.passage.text
+    own = {f for w in content_forms(frame.source) for f in w}
+    before = re.findall(r"[A-Za-z]+(?:['’]s)?", text[sentence.start : start])[-_CITED_BEFORE:]
+    for w in before:
+        word = w.lower()
+        if word.endswith(("'s", "’s")) and forms(word[:-2]) & CITED_DOCUMENT_FORMS and not forms(word[:-2]) & own:
+            return True
+    after = re.match(r"\W*(?:[a-z]+\s+){0,2}?in\s+the\s+([a-z]+)", text[end : sentence.end].lower())
+    return bool(after and forms(after.group(1)) & CITED_DOCUMENT_FORMS and not forms(after.group(1)) & own)
 
 
 def _reported_later(sentence: Sentence, frame: Frame) -> bool:

@@ -196,6 +196,9 @@ PERIOD_WORDS = frozenset("quarter quarterly annual annually yearly monthly weekl
 #: nouns that name a document as a whole ("the *study* that X cites"): they say where a fact is, not what it is
 DOCUMENT_NOUNS = frozenset("paper study article report document publication survey work memo memorandum letter "
                            "transcript filing".split())  # fmt: skip
+#: nouns by which one document cites another's figures ("the *plan's* figure of €1,980 thousand", "$4.1 million *in the
+#: budget*"): a figure so named in a review is the reviewed document's, not the review's own
+CITED_DOCUMENT_NOUNS = DOCUMENT_NOUNS | frozenset("plan budget audit review resolution minutes".split())
 #: words that "how" turns into a question for a number: adjectives of size, age, time and rate ("how *high*",
 #: "how *long*") and adverbs of rate or precision, answered by a measured figure ("how *accurately* could it
 #: measure angles": "to 2 arc-seconds"; "how *quickly*": "at 40 km/h")
@@ -311,11 +314,12 @@ GAP_WORDS = frozenset("overstate understate differ short discrepancy dispute bel
 #: words that leave a sentence open at the end of a line, so a hard-wrapped line's sentence goes on in the next
 #: (conjunctions, articles, prepositions, relative words: "... revenue was $41.6 million *and*")
 OPEN_ENDED_WORDS = frozenset("and or but nor of the a an to in on for with from by at as than that which who whose".split())
-#: verbs by which a body or a document states a figure ("what count does the committee *give*", "what does the
-#: memo *project*"): their subject is where the answer is said
+#: verbs by which a body or a document states a figure or holds a view of one ("what count does the committee
+#: *give*", "what does the memo *project*", "what does the committee *expect*"): their subject is where the answer
+#: is said
 REPORTING_VERBS = frozenset(
     "give report state project calculate estimate consider put say find list record show claim publish disclose "
-    "assume cite quote count forecast adopt approve recommend propose".split()
+    "assume cite quote count forecast adopt approve recommend propose expect anticipate believe".split()
 )
 #: words that mark a figure as superseding an earlier one ("Q2 2024 *restated*"): the figure that stands now
 RESTATED_WORDS = frozenset("restated revised corrected amended adjusted updated".split())

@@ -156,3 +156,18 @@ def test_what_a_study_used_is_said_by_juxtaposition_and_forms_of_rates_and_nomin
     ev = [passage("Sensors were installed at 42 orchard sites in three valleys.", title="Low-Cost Probes for Orchards")]
     assert read("How many orchard sites did that study use?", ev).answer == "42"
     assert matches("monthly", "month") and matches("retention", "retained") and not matches("monthly", "mouth")
+
+
+def test_a_figure_a_review_cites_from_another_document_is_not_the_reviews_own() -> None:
+    """In an audit memo, "the plan's figure of €1,980 thousand" and "€36,400 in the budget" are the reviewed
+    document's figures; asked what the memo gives, its own figure answers."""
+    from stratagraph.reading import read
+    from tests.reading.conftest import passage
+
+    memo = passage("For Brin Hospital, signed contracts already commit €2,240 thousand of equipment spending in 2025, so "
+                   "the plan's figure of €1,980 thousand understates the equipment line.",
+                   title="Audit memo on the Brin health plan", doc="audit_memo.md")  # fmt: skip
+    assert read("What equipment figure for Brin Hospital does the audit memo give?", [memo]).answer == "€2,240 thousand"
+    review = passage("The Committee expects hauling to cost €412 thousand, not €380 thousand in the budget.",
+                     title="Committee review of the Brin budget", doc="review.md")  # fmt: skip
+    assert read("What hauling cost does the committee expect?", [review]).answer == "€412 thousand"
