@@ -46,6 +46,7 @@ from stratagraph.reading.words import content_forms, forms, is_stop, word_forms
 from stratagraph.text.amounts import Quantity, is_total_label, parse_quantities
 from stratagraph.text.lexicon import (
     CITED_DOCUMENT_NOUNS,
+    REPORTING_VERBS,
     ORIGINAL_WORDS,
     RESTATED_WORDS,
     FORECAST_WORDS,
@@ -761,6 +762,7 @@ def version_factor(sentence: Sentence, start: int, frame: Frame) -> float:
 CITED_FIGURE = 0.3
 _CITED_BEFORE = 5  # how many words before a figure may name the document it is cited from
 CITED_DOCUMENT_FORMS = frozenset(f for w in CITED_DOCUMENT_NOUNS for f in forms(w))
+REPORTING_FORMS = frozenset(f for w in REPORTING_VERBS for f in forms(w))
 
 
 def cited(sentence: Sentence, cand: Candidate, frame: Frame) -> float:
@@ -773,15 +775,18 @@ def cited(sentence: Sentence, cand: Candidate, frame: Frame) -> float:
 
 def _cited_from_another(sentence: Sentence, start: int, end: int, frame: Frame) -> bool:
     """Whether the sentence attributes the figure to another document than the one the question asks about
-    (``frame.source``): a possessive document noun just before it ("the *plan's* figure of €1,980 thousand")
-    or "in the <document noun>" right after it ("€1,980 thousand *in the plan*"), the noun not the source's."""
+    (``frame.source``): a possessive document noun just before it ("the *plan's* figure of €1,980 thousand"),
+    one that is the subject of a reporting verb ("the *plan states* that 11,200 lines ..."), or "in the
+    <document noun>" right after it ("€1,980 thousand *in the plan*"), the noun not the source's."""
     text = sentence.passage.text
     own = {f for w in content_forms(frame.source) for f in w}
-    before = re.findall(r"[A-Za-z]+(?:['’]s)?", text[sentence.start : start])[-_CITED_BEFORE:]
-    for w in before:
-        word = w.lower()
-        if word.endswith(("'s", "’s")) and forms(word[:-2]) & CITED_DOCUMENT_FORMS and not forms(word[:-2]) & own:
-            return True
+    before = [w.lower() for w in re.findall(r"[A-Za-z]+(?:['’]s)?", text[sentence.start : start])[-_CITED_BEFORE:]]
+    for i, word in enumerate(before):
+        noun = word[:-2] if word.endswith(("'s", "’s")) else word
+        if not forms(noun) & CITED_DOCUMENT_FORMS or forms(noun) & own:
+            continue
+        if noun != word or (i + 1 < len(before) and forms(before[i + 1]) & REPORTING_FORMS):
+            return True  # "the *plan's* figure of", "the *plan states* that 11,200 ..."
     after = re.match(r"\W*(?:[a-z]+\s+){0,2}?in\s+the\s+([a-z]+)", text[end : sentence.end].lower())
     return bool(after and forms(after.group(1)) & CITED_DOCUMENT_FORMS and not forms(after.group(1)) & own)
 

@@ -171,3 +171,6 @@ def test_a_figure_a_review_cites_from_another_document_is_not_the_reviews_own() 
     review = passage("The Committee expects hauling to cost €412 thousand, not €380 thousand in the budget.",
                      title="Committee review of the Brin budget", doc="review.md")  # fmt: skip
     assert read("What hauling cost does the committee expect?", [review]).answer == "€412 thousand"
+    stated = passage("While the plan states that 9,400 meters were read by hand, the committee counts 10,120 meters read by hand.",
+                     title="Committee review of the Brin budget", doc="review.md")  # fmt: skip
+    assert read("How many meters read by hand does the committee count?", [stated]).answer.startswith("10,120")
