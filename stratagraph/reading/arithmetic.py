@@ -128,12 +128,19 @@ def plan(doc: Doc) -> Plan | None:
     found = _plan(doc)
     if found is None:
         return None
-    return replace(found, operands=_share_year(found.operands))
+    return replace(found, operands=_share_year(tuple(_without_how_to_read(o) for o in found.operands)))
 
 
-#: a clause before the question's wh-word, set off by a comma ("Using the corrected second-quarter figure, what
-#: was ..."): how to read the figures, said of one of them
-_FRONTED = re.compile(r"^[^,?]*,\s*(?=(?:what|how|which|who|when|where)\b)", re.IGNORECASE)
+#: a participial clause set off by a comma that says how to read the figures ("Using the corrected second-quarter
+#: figure, what was ...", "..., based on the restated first-quarter figure?", "..., taking the restatement into
+#: account"): said of one operand at most, and the reader already takes the latest report's figure for each
+_HOW_TO_READ = re.compile(r"(?:^|,)\s*(?:using|based on|taking|on the basis of)\b[^,?]*(?:,\s*|(?=\?)|$)", re.IGNORECASE)
+
+
+def _without_how_to_read(operand: str) -> str:
+    """An operand's question without a clause on how to read the figures (:data:`_HOW_TO_READ`)."""
+    text = re.sub(r"\s+([?.!])", r"\1", re.sub(r"\s{2,}", " ", _HOW_TO_READ.sub(" ", operand))).strip()
+    return text[:1].upper() + text[1:] if text else operand
 
 
 def over_quarters(question: str) -> Plan | None:
@@ -141,9 +148,7 @@ def over_quarters(question: str) -> Plan | None:
     three quarters", "the first nine months"): one operand per quarter, the run replaced by "in <quarter>" and
     the words that only say the members are added dropped; None when the question names no run. Reports state
     quarters: the run's figure is their sum (the reader falls back to a figure stated for the whole run when a
-    quarter has none). A clause fronted before the wh-word ("Using the restated first-quarter number, what
-    ...") is left out of the operands: it says which version of one quarter's figure to take, which the
-    reader's preference for the latest report's figure already does for every quarter."""
+    quarter has none)."""
     from stratagraph.text.periods import quarter_run
 
     run = quarter_run(question)
@@ -151,11 +156,8 @@ def over_quarters(question: str) -> Plan | None:
         return None
     start, end, quarters = run
     head, rest = question[:start].rstrip(), question[end:]
-    fronted = _FRONTED.match(head)
-    if fronted:  # "Using the restated first-quarter number, what was ...": which version, said of one quarter
-        head = head[fronted.end() :][:1].upper() + head[fronted.end() + 1 :]
     rest = re.sub(rf"\s+(?:{'|'.join(sorted(ONLY_ADDING))})\b", "", rest, flags=re.IGNORECASE)
-    operands = tuple(f"{head} in {q.text}{rest}" for q in quarters)
+    operands = tuple(_without_how_to_read(f"{head} in {q.text}{rest}") for q in quarters)
     return Plan("sum", operands, reason=f"sum over {len(quarters)} quarters", spelled=question)
 
 
@@ -477,8 +479,8 @@ def _levels(doc: Doc, ranged: tuple[int, int, list[tuple[int, int]]] | None, coo
         thing = "".join(w.text_with_ws for w in words).strip()
         if not thing or not any(w.pos_ in ("NOUN", "PROPN") for w in words):
             continue
-        tail = [w for w in doc[end:] if not w.is_punct or w.text in ("&", "'", "’")]
-        after = (" " + "".join(w.text_with_ws for w in tail).strip()) if tail else ""
+        tail = doc[end:].text.strip().rstrip("?.!").strip()
+        after = ("" if tail.startswith(",") else " ") + tail if tail else ""
         wh = next((w.i for w in doc if w.lower_ in ("how", "what", "by", "which")), 0)
         lead = doc[:wh].text.strip()
         lead = f"{lead} " if lead.endswith(",") else ""

@@ -209,3 +209,18 @@ def test_accounting_verbs_of_recognising_an_amount_are_no_relation_words() -> No
         relation = frame_of(q).relation
         assert "revenue" in relation and not {"book", "generate"} & set(relation)
     assert "book" in frame_of("How many books did the library buy?").relation  # a noun, not the verb
+
+
+def test_a_clause_on_how_to_read_the_figures_is_no_part_of_an_operand() -> None:
+    """"..., using the restated first-quarter number" says which version of one figure to take (the reader takes
+    the latest report's for each); each operand asks only for its level."""
+    from stratagraph.reading.frame import frame_of
+
+    plan = frame_of("By how much did Orrin Ferries' charter revenue grow from Q1 to Q2 2025, using the restated "
+                    "first-quarter number?").plan  # fmt: skip
+    assert plan is not None and plan.operands == ("What is Orrin Ferries' charter revenue in Q2 2025?",
+                                                  "What is Orrin Ferries' charter revenue in Q1 2025?")  # fmt: skip
+    run = frame_of("Taking the restatement into account, what was Orrin Ferries' revenue for the first half of 2025?").plan
+    assert run is not None and run.operands[0] == "What was Orrin Ferries' revenue in Q1 2025?"
+    kept = frame_of("For the Brin library, how much more is budgeted for books than for periodicals?").plan
+    assert kept is not None and all(o.startswith("For the Brin library") for o in kept.operands)  # a name, not a how
