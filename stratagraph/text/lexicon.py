@@ -168,6 +168,9 @@ AMOUNT_VERBS = frozenset("cost weigh earn charge pay measure total amount spend 
 #: the amount verbs whose object is always an amount ("what *drift* did the study measure", "what *fee* does
 #: X charge"; not "receive", "raise", "collect": "what prize did the film receive")
 QUANTITY_VERBS = frozenset("cost weigh earn charge pay measure total spend invest borrow owe budget allocate".split())
+#: nouns that name a measured quantity when a word before them says which ("the *Q factor*", "a median *response
+#: time*", "the drag *coefficient*") and something else alone ("what *factor* drove it", "at what *time*")
+MEASURED_WITH_MODIFIER = frozenset("factor time coefficient constant".split())
 #: nouns of money a count may be of ("how many *dollars*")
 CURRENCY_NOUNS = frozenset("dollar euro pound yen franc krona crown cent penny".split())
 #: phrasal verbs that say the same as an amount verb ("how much is *set aside* for overtime")

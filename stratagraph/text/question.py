@@ -21,7 +21,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
-from stratagraph.text.lexicon import AMOUNT_PHRASES, AMOUNT_VERBS, AUXILIARIES, QUANTITY_VERBS, HOW_NUMBER, NOUN_TYPES, QUESTION_WORDS, STRUCTURAL_NOUNS
+from stratagraph.text.lexicon import AMOUNT_PHRASES, AMOUNT_VERBS, AUXILIARIES, QUANTITY_VERBS, HOW_NUMBER, MEASURED_WITH_MODIFIER, NOUN_TYPES, QUESTION_WORDS, STRUCTURAL_NOUNS
 from stratagraph.text.nlp import load_nlp
 
 __all__ = ["LABELS", "LABEL_ALIASES", "Asked", "AnswerType", "asked", "choice_options", "expected_labels", "final_verb", "last_sentence"]
@@ -157,6 +157,8 @@ def asked(question: str) -> Asked:
             noun = ""
         if not noun and w == "what" and any(t.lemma_.lower() in AMOUNT_VERBS for t in doc):
             return Asked(AnswerType.NUMBER, "what")  # "what does X cost"
+        if noun in MEASURED_WITH_MODIFIER and any(t.lemma_.lower() == noun and t.i > tok.i for t in run_tokens(doc, tok.i)[1:]):
+            return Asked(AnswerType.NUMBER, noun)  # "what *Q factor*", "what median *response time*": a measurement
         if noun in STRUCTURAL_NOUNS:  # "which division's part of the plan": the kind of section is the possessor
             owner = next((c for t in doc if t.lemma_.lower() == noun for c in t.children if c.dep_ == "poss"), None)
             return Asked(AnswerType.SECTION, owner.lemma_.lower() if owner is not None else noun)
@@ -191,6 +193,16 @@ def _relative(tok: Any) -> bool:
             return False
         node = node.head
     return False
+
+
+def run_tokens(doc: Any, i: int) -> list[Any]:
+    """The noun run a which / what at token ``i`` opens ("what median response time": median, response, time)."""
+    run = []
+    for t in doc[i + 1 : i + 5]:
+        if t.pos_ not in ("NOUN", "PROPN", "ADJ") and t.tag_ != "POS":
+            break
+        run.append(t)
+    return run
 
 
 def head_noun(doc: Any, i: int) -> str:

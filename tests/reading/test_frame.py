@@ -39,6 +39,11 @@ from stratagraph.text.question import AnswerType
         # a phrasal verb that states an amount
         ("What did Orla's ferry service bring in during 2026?", AnswerType.NUMBER, "what"),
         ("What did the harbour board set aside for dredging?", AnswerType.NUMBER, "what"),
+        # a noun that names a measurement when a word before it says which, and something else alone
+        ("What Q factor did the resonator paper report?", AnswerType.NUMBER, "factor"),
+        ("What median response time did the sensor benchmark report?", AnswerType.NUMBER, "time"),
+        ("What factor drove the fall in ridership?", AnswerType.THING, "factor"),
+        ("What time does the Brin library open?", AnswerType.DATE, "time"),
         # a wh-word on a possessor asks for the possessor, not for what it has
         ("Which ferry company's fleet grew the most in 2024?", AnswerType.ORG, "company"),
         ("Which operating unit's budget holds a meter testing line?", AnswerType.THING, "unit"),
