@@ -46,6 +46,7 @@ from stratagraph.reading.words import content_forms, forms, is_stop, word_forms
 from stratagraph.text.amounts import Quantity, is_total_label, parse_quantities
 from stratagraph.text.lexicon import (
     CITED_DOCUMENT_NOUNS,
+    RATE_ADJECTIVES,
     REPORTING_VERBS,
     ORIGINAL_WORDS,
     RESTATED_WORDS,
@@ -710,7 +711,7 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
         if not cands:
             typeless = True
             continue
-        scored = sorted(((c.fit * period_factor(s, c.start, frame) * version_factor(s, c.start, frame) * cited(s, c, frame)
+        scored = sorted(((c.fit * period_factor(s, c.start, frame) * version_factor(s, c.start, frame) * cited(s, c, frame) * per_rate(s, c, frame)
                           * (NEAR_BASE + nearness(s, c, anchors, frame)), c) for c in cands), key=lambda p: (-p[0], p[1].start))  # fmt: skip
         top, cand = scored[0]
         text = s.passage.text[cand.start : cand.end].strip().casefold()
@@ -724,6 +725,7 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
         if _reported_later(s, frame):
             total *= LATER_REPORT  # a later report's figure for the period asked stands over the first one
         total *= cited(s, cand, frame)  # "the plan's figure of €1,980 thousand" in the memo asked: not the memo's own
+        total *= per_rate(s, cand, frame)  # "what monthly drift": "0.8% per month", not "for 18 months"
         if best is None or total > best.score:
             best = _Best(total, s, cand, rival >= AMBIGUOUS * top and not s.is_row,
                          f"about {a:.2f}, relation {r:.2f}, fit {cand.fit:.2f}")  # fmt: skip
@@ -763,6 +765,28 @@ CITED_FIGURE = 0.3
 _CITED_BEFORE = 5  # how many words before a figure may name the document it is cited from
 CITED_DOCUMENT_FORMS = frozenset(f for w in CITED_DOCUMENT_NOUNS for f in forms(w))
 REPORTING_FORMS = frozenset(f for w in REPORTING_VERBS for f in forms(w))
+
+
+#: the weight of a figure stated per the period a rate adjective of the question names ("what *monthly* drift":
+#: "0.8% ... per month"), and of a span of that period's unit ("18 months"), which is a duration, not the rate (ours)
+PER_RATE, DURATION = 1.3, 0.5
+
+
+def per_rate(sentence: Sentence, cand: Candidate, frame: Frame) -> float:
+    """:data:`PER_RATE` / :data:`DURATION` for a number question with a rate adjective (lexicon.RATE_ADJECTIVES),
+    else 1."""
+    if frame.type != AnswerType.NUMBER:
+        return 1.0
+    units = {RATE_ADJECTIVES[w] for w in re.findall(r"[a-z]+", frame.question.lower()) if w in RATE_ADJECTIVES}
+    if not units:
+        return 1.0
+    after = sentence.passage.text[cand.end : sentence.end].lower()
+    unit = "|".join(sorted(units))
+    if re.match(rf"\s*(?:{unit})s?\b", after):
+        return DURATION
+    if re.match(rf"(?:\W*[\w%]+){{0,5}}?\W+(?:per|a|an|each|every)\s+(?:{unit})\b", after):
+        return PER_RATE
+    return 1.0
 
 
 def cited(sentence: Sentence, cand: Candidate, frame: Frame) -> float:

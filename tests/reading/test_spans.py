@@ -174,3 +174,15 @@ def test_a_figure_a_review_cites_from_another_document_is_not_the_reviews_own() 
     stated = passage("While the plan states that 9,400 meters were read by hand, the committee counts 10,120 meters read by hand.",
                      title="Committee review of the Brin budget", doc="review.md")  # fmt: skip
     assert read("How many meters read by hand does the committee count?", [stated]).answer.startswith("10,120")
+
+
+def test_a_rate_asked_by_its_adjective_is_the_figure_per_that_period() -> None:
+    """"What monthly drift": the figure stated per month, not a span of months (a duration)."""
+    from stratagraph.reading import read
+    from tests.reading.conftest import passage
+
+    ev = [passage("We logged 24 probes with monthly gravimetric samples for 18 months. Readings drifted by a mean of "
+                  "0.8% volumetric water content per month.", title="Probe drift in clay", doc="drift.md")]  # fmt: skip
+    assert read("What monthly drift did the clay study measure?", ev).answer.startswith("0.8%")
+    ferry = [passage("Over 14 days, the Orrin ferry carried 1,200 passengers a day.", title="Orrin ferry trial", doc="trial.md")]
+    assert read("How many passengers did the Orrin ferry carry daily?", ferry).answer.startswith("1,200")
