@@ -427,8 +427,15 @@ def _main_verb_left(doc: Doc, head: Token, clause: Token | None, start: int, end
     for v in reversed(doc[head.i + 1 : end]):
         if v.pos_ != "VERB":
             continue
+        # the last word of a question whose only other verb is a form of "be", with a plain subject and no
+        # auxiliary, is the question's passive participle: the parser hung the noun before it on it ("In what year
+        # was the company that made the Hall its headquarters *founded*?")
+        last_word = all(t.is_punct for t in doc[v.i + 1 :])
+        bare_participle = last_word and v.tag_ in ("VBN", "VBD") and not any(
+            c.dep_ in ("aux", "auxpass") or _is_relative_marker(c) for c in v.children)  # "... where X *studied*": its clause
         if (clause is not None and v.i == clause.i) or any(
-            c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass", "mark") for c in v.children
+            c.dep_ in (("nsubjpass", "aux", "auxpass", "mark") if bare_participle else ("nsubj", "nsubjpass", "aux", "auxpass", "mark"))
+            for c in v.children
         ):
             break
         if _inner_participle(v, head, start, end):

@@ -226,3 +226,13 @@ def test_chain_length_counts_sub_questions_answered_one_after_another(nlp):
     loop = [SubQuery(text="{var2}?", target="var1", depends_on=["var2"]), SubQuery(text="{var1}?", target="var2", depends_on=["var1"])]
     assert chain_length(loop) == 2
     assert chain_length([]) == 0
+
+
+def test_a_passive_questions_last_participle_is_its_verb_not_the_relative_clauses(nlp):
+    """"In what year was the company that made the Hall its headquarters *founded*?": the small parser hangs
+    "its headquarters founded" on the relative clause as a clause of its own; the participle is the question's."""
+    subs = decompose(nlp, "In what year was the company that made the Ember Hall its headquarters founded?")
+    assert _plan(subs) == [
+        ("Which company made the Ember Hall its headquarters?", "var1", []),
+        ("In what year was {var1} founded?", FINAL, ["var1"]),
+    ]
