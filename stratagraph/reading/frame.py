@@ -56,6 +56,7 @@ from stratagraph.text.lexicon import (
     QUANTIFIERS,
     SUPERLATIVE_MAX,
     SUPERLATIVE_MIN,
+    SPENDING_NOUNS,
     Measure,
 )
 from stratagraph.text.nlp import NUMERIC_LABELS, load_nlp
@@ -180,7 +181,8 @@ def frame_of(question: str) -> Frame:
     if money and what.type in (AnswerType.NUMBER, AnswerType.REASON):  # "what did X *spend*": the currency says it
         pairs = [(a.lemma_.lower(), b.lower_) for a, b in zip(doc, doc[1:])]
         phrasal = {w for pair in pairs if pair in AMOUNT_PHRASES for w in pair}  # "set aside"
-        relation = [w for w in relation if w not in AMOUNT_VERBS and w not in phrasal]
+        relation = [w for w in relation if w not in AMOUNT_VERBS and w not in phrasal
+                    and not (w == what.focus and w in SPENDING_NOUNS)]  # "X's replacement *spending*": money, no line word
     elif what.type == AnswerType.NUMBER and what.focus not in ("what", "many", "much"):  # "what drift did the study
         relation = [w for w in relation if w not in QUANTITY_VERBS]  # *measure*": the number asked by its noun is the measurement
     superlative = ""

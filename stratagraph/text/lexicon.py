@@ -171,6 +171,9 @@ QUANTITY_VERBS = frozenset("cost weigh earn charge pay measure total spend inves
 #: nouns that name a measured quantity when a word before them says which ("the *Q factor*", "a median *response
 #: time*", "the drag *coefficient*") and something else alone ("what *factor* drove it", "at what *time*")
 MEASURED_WITH_MODIFIER = frozenset("factor time coefficient constant".split())
+#: nouns that only say an amount asked is money paid out ("what is X's main replacement *spending*", "the *cost*
+#: of Y"): the currency says them, a budget line states the amount without them
+SPENDING_NOUNS = frozenset("spending expenditure expenditures outlay outlays funding cost costs".split())
 #: nouns of money a count may be of ("how many *dollars*")
 CURRENCY_NOUNS = frozenset("dollar euro pound yen franc krona crown cent penny".split())
 #: phrasal verbs that say the same as an amount verb ("how much is *set aside* for overtime")

@@ -316,3 +316,11 @@ def test_a_cells_period_is_its_columns_not_the_nearest_in_the_row() -> None:
     facts = {ev.chunk_id: [row_fact("Storm drains", {"FY2025 Adopted": ("386", 1000), "FY2026 Proposed": ("512", 1000), "Change": ("126", 1000)})]}
     got = read("By what percentage does Brin's storm drains budget rise from FY2025 to FY2026?", [ev], facts)
     assert got.answer == "32.6%"
+
+
+def test_a_noun_that_only_says_money_is_spent_is_no_line_word() -> None:
+    """"What is Brin's FY2026 road salt spending for the Central Depot?": the line is "Road salt"; "spending"
+    says the answer is money paid out, which the table's currency says."""
+    ev, facts = _budget()
+    got = read("What is Brin's FY2027 road salt spending at the Central Depot?", ev, facts)
+    assert got.answer == "$85 thousand"
