@@ -81,8 +81,8 @@ def main() -> int:
     parser.add_argument("--datasets", default=f"{DATASETS},{OOD}",
                         help="dataset names under ../shared/data or folders (default: the three shared sets and "
                              "our out-of-domain sets in benchmarks/data)")  # fmt: skip
-    parser.add_argument("--held-out", action="store_true", help="run the held-out sets (benchmarks/data/fresh_g, "
-                        "fresh_h) instead of --datasets")  # fmt: skip
+    parser.add_argument("--held-out", action="store_true", help="run the held-out sets (HELD_OUT: "
+                        "benchmarks/data/fresh_i, fresh_j) instead of --datasets")  # fmt: skip
     parser.add_argument("--workflows", default=WORKFLOWS)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--store", type=Path, default=REPO / ".stratagraph")
