@@ -269,14 +269,17 @@ def _names_itself(tok: Token) -> bool:
 
 def _contact_clause(tok: Token) -> int | None:
     """The end of a relative clause without its marker after ``tok`` ("the *country* Signmark is from", "the
-    *company* Novair International Airways is part of"): a name, a form of "be" and what follows up to a
-    preposition left at the end of the question (or before its last verb); None when there is none."""
+    *company* Novair International Airways is part of", "the *company* Orlen Vasquith founded"): a name, then a
+    form of "be" and what follows up to a preposition left at the end of the question (or before its last
+    verb), or a past verb (:func:`_contact_verb_end`); None when there is none."""
     doc = tok.doc
     i = tok.i + 1
     if i >= len(doc) or doc[i].pos_ != "PROPN" or not any(c.dep_ == "det" for c in tok.children):
         return None
-    while i < len(doc) and doc[i].pos_ == "PROPN":
+    while i < len(doc) and (doc[i].pos_ == "PROPN" or (doc[i].text == "&" and i + 1 < len(doc) and doc[i + 1].pos_ == "PROPN")):
         i += 1
+    if i < len(doc) and doc[i].tag_ in ("VBD", "VBN") and doc[i].lemma_ not in ("be", "have", "do"):
+        return _contact_verb_end(doc, i)
     if i >= len(doc) or doc[i].lemma_ != "be":
         return None
     for k in range(i + 1, min(len(doc), i + 5)):
@@ -288,6 +291,23 @@ def _contact_clause(tok: Token) -> int | None:
         if t.pos_ not in ("VERB", "NOUN", "DET", "ADV", "ADP"):
             return None
     return None
+
+
+def _contact_verb_end(doc: Doc, verb: int) -> int | None:
+    """The end of a contact clause whose name is the subject of a past verb ("the *company* Orlen Vasquith
+    *founded*", "the *bridge* Tarrant & Loame *fabricated* ironwork *for*"): right after the verb, or after a
+    preposition its object leaves at the end of the question; None when the verb is the question's own (the
+    question has no other verb but "be" or "do": "When was the bridge Harlow *built*?")."""
+    others = [t for t in doc if t.pos_ in ("VERB", "AUX") and t.i != verb and t.lemma_ not in ("be", "do")]
+    if not others:
+        return None
+    for k in range(verb + 1, min(len(doc), verb + 4)):
+        t = doc[k]
+        if t.pos_ == "ADP" and all(x.is_punct for x in doc[k + 1 :]):
+            return k + 1  # "... fabricated ironwork *for*?"
+        if t.pos_ not in ("NOUN", "DET", "ADJ"):
+            break
+    return verb + 1
 
 
 def _is_focus(tok: Token) -> bool:
@@ -542,6 +562,9 @@ def find_references(doc: Doc) -> list[Reference]:
         if contact is not None:
             start = min([tok.i, *(c.i for c in tok.children if c.dep_ in _SPAN_DEPS and c.i < tok.i)])
             refs.append(Reference(head=tok, kind="relative", start=start, end=contact, focus=_is_focus(tok)))
+            for r in refs[:-1]:  # a reference that ends inside the clause ("the headquarters of the company X") takes it whole
+                if r.start <= start < r.end < contact:
+                    r.end = contact
     for ref in refs:
         holders = [r for r in refs if r.contains(ref)]
         ref.parent = min(holders, key=lambda r: (r.end - r.start, r.start)) if holders else None

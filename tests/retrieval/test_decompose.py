@@ -236,3 +236,17 @@ def test_a_passive_questions_last_participle_is_its_verb_not_the_relative_clause
         ("Which company made the Ember Hall its headquarters?", "var1", []),
         ("In what year was {var1} founded?", FINAL, ["var1"]),
     ]
+
+
+def test_a_relative_clause_without_its_marker_and_a_past_verb_is_a_reference(nlp):
+    """"the society Ilse Varantov founded": a contact clause (no "that"), its subject a name, its verb past; a
+    reference that ends inside it takes it whole, and a passive question's own participle is no such clause."""
+    subs = decompose(nlp, "Who was the architect of the building that houses the society Ilse Varantov founded?")
+    assert _plan(subs) == [
+        ("Which society Ilse Varantov founded?", "var1", []),
+        ("Which building houses {var1}?", "var2", ["var1"]),
+        ("Who was the architect of {var2}?", FINAL, ["var2"]),
+    ]
+    assert [s.text for s in decompose(nlp, "Where is the company Mara Quell founded based?")] == [
+        "Which company Mara Quell founded?", "Where is {var1} based?"]
+    assert [s.text for s in decompose(nlp, "When was the bridge Harlow built?")] == ["When was the bridge Harlow built?"]
