@@ -41,7 +41,7 @@ from stratagraph.reading.arithmetic import Figure, compute, render
 from stratagraph.reading.choice import decide_choice
 from stratagraph.reading.frame import Frame, Name, frame_of
 from stratagraph.reading.result import Reading, not_found
-from stratagraph.reading.sections import names_headings, read_document, read_section, section_superlative
+from stratagraph.reading.sections import names_headings, read_document, read_section, section_superlative, unit_of_line
 from stratagraph.reading.sentences import Sentence, sentences
 from stratagraph.reading.series import period_superlative
 from stratagraph.reading.spans import MIN_ABOUT, about, best_candidate, figure_of, read_span, relation
@@ -93,6 +93,9 @@ def read(question: str | Frame, passages: Sequence[Evidence], facts: Facts | Non
         return read_document(frame, sents)
     if frame.type == AnswerType.SECTION or (frame.type == AnswerType.THING and names_headings(frame, sents)):
         return read_section(frame, sents)
+    unit = unit_of_line(frame, sents)  # "which department pays for X": the heading over X's budget line
+    if unit is not None:
+        return unit
     if frame.type == AnswerType.REASON:
         return _reason(frame, sents)
     if frame.type == AnswerType.YES_NO:

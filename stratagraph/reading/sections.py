@@ -37,10 +37,10 @@ from stratagraph.reading.spans import MIN_ABOUT, about, relation
 from stratagraph.reading.tables import TableCell, best_cell, cells_of, derived_columns, heading_text, period_pair
 from stratagraph.reading.words import content_forms, forms, word_forms
 from stratagraph.text.amounts import is_total_label
-from stratagraph.text.lexicon import STRUCTURAL_NOUNS, SUMMARY_HEADINGS
+from stratagraph.text.lexicon import STRUCTURAL_NOUNS, SUMMARY_HEADINGS, SUPERLATIVE_MAX, SUPERLATIVE_MIN, UNIT_NOUNS
 from stratagraph.text.question import AnswerType, last_sentence
 
-__all__ = ["names_headings", "read_document", "read_section", "section_superlative"]
+__all__ = ["names_headings", "read_document", "read_section", "section_superlative", "unit_of_line"]
 
 #: the least share of the question's relation words the answering sentence must hold (ours)
 MIN_SECTION_RELATION = 0.5
@@ -136,6 +136,29 @@ def read_section(frame: Frame, sents: Sequence[Sentence]) -> Reading:
     text = heading_text(heading)
     return Reading(kind="section", answer=text, citations=[s.quote()], type="section", score=round(best[0], 4),
                    reason=f"the {frame.focus or 'section'} heading {heading!r} over the sentence that holds the question")  # fmt: skip
+
+
+def unit_of_line(frame: Frame, sents: Sequence[Sentence]) -> Reading | None:
+    """"Which department pays for contracted security?", "which operating unit's budget holds a leak detection
+    line?" (an organisational unit asked, :data:`UNIT_NOUNS`, whose headings need not say the noun): when the
+    sentence that holds the question is a budget line (a table row), the unit is its heading at the depth where
+    a heading of the evidence ends with the noun ("1.1 Police Department": the departments are that level),
+    else the innermost heading over the line (its table's own section); None when no row answers."""
+    words = {w.lower() for w in frame.question.split()}
+    if frame.focus not in UNIT_NOUNS or frame.type not in (AnswerType.THING, AnswerType.ORG) or frame.superlative or (
+            words & (SUPERLATIVE_MAX | SUPERLATIVE_MIN)):  # fmt: skip
+        return None  # "which program gets the largest share": a comparison of units, not where a line is
+    best = _answering(frame, sents, under_heading=True)
+    if best is None or not best[1].is_row:
+        return None
+    s = best[1]
+    path = s.passage.section_path
+    noun = forms(frame.focus)
+    depths = {d for x in sents for d, h in enumerate(x.passage.section_path) if _last_word(h) & noun}
+    depth = min(depths) if len(depths) == 1 and min(depths) < len(path) else len(path) - 1
+    heading = path[depth]
+    return Reading(kind="section", answer=heading_text(heading), citations=[s.quote()], type="section",
+                   score=round(best[0], 4), reason=f"the {frame.focus} heading {heading!r} over the line that holds the question")  # fmt: skip
 
 
 def read_document(frame: Frame, sents: Sequence[Sentence]) -> Reading:

@@ -81,3 +81,20 @@ def test_a_heading_that_groups_by_the_asked_noun_a_negated_sentence_and_a_questi
     got = read("Ferry fares aren't paid for out of the primary schools' operations budget. Which division of the Orla "
                "schools budget carries the ferry fares line?", [intro, rows])  # fmt: skip
     assert (got.kind, got.answer) == ("section", "Pupil Transport")
+
+
+def test_the_unit_that_pays_for_a_line_is_the_heading_over_it() -> None:
+    """"Which department pays for road salt?": the headings do not say "department"; the line's own section
+    answers, or the level where a heading does end with the noun ("2.1 Public Works Department")."""
+    from stratagraph.reading import read
+    from tests.reading.conftest import passage, row_fact
+
+    header = "Line item | FY2026 Actual | FY2027 Budget"
+    salt = passage(f"{header}\nRoad salt; FY2026 Actual: 90; FY2027 Budget: 85\nFuel; FY2026 Actual: 300; FY2027 Budget: 410",
+                   title="Town of Brin Budget", path=["2. Operations", "2.1 Winter Services", "2.1.1 Depot Operations"], n=0)  # fmt: skip
+    books = passage(f"{header}\nBook stock; FY2026 Actual: 120; FY2027 Budget: 130",
+                    title="Town of Brin Budget", path=["3. Community", "3.1 Library Department", "3.1.1 Collections"], n=1)  # fmt: skip
+    facts = {salt.chunk_id: [row_fact("Road salt", {"FY2026 Actual": ("90", 1000), "FY2027 Budget": ("85", 1000)})],
+             books.chunk_id: [row_fact("Book stock", {"FY2026 Actual": ("120", 1000), "FY2027 Budget": ("130", 1000)})]}  # fmt: skip
+    assert read("Which department of the Brin budget pays for road salt?", [salt], facts).answer == "Depot Operations"
+    assert read("Which department of the Brin budget pays for book stock?", [salt, books], facts).answer == "Library Department"
