@@ -193,9 +193,14 @@ _TOTAL_OF = re.compile(r"^(?:grand\s+)?total\s+(?:of\s+)?([A-Za-z][\w &,'-]*)$",
 
 def _caption(line: str) -> str:
     """The last sentence of the prose line right before a table: its caption ("Revenue by segment was as
-    follows, in millions of dollars.")."""
+    follows, in millions of dollars."), unless it says what the table leaves out."""
     parts = re.split(r"(?<=[.!?])\s+", line.strip())
-    return parts[-1] if parts else ""
+    last = parts[-1] if parts else ""
+    return "" if _LEAVES_OUT.search(last) else last  # "X and Y are budgeted separately and not included in this table"
+
+
+#: words by which a sentence before a table says what the table leaves out: no caption of what it holds
+_LEAVES_OUT = re.compile(r"\b(?:not|no|n't|excluding|excludes|excluded|except)\b", re.IGNORECASE)
 
 
 def _row(offset: int, line: str, first_header: str, caption: str = "") -> _Parsed:
@@ -290,10 +295,19 @@ def sentences(passages: Sequence[Evidence], facts: Mapping[str, Sequence[Mapping
     out = []
     for rank, e in enumerate(passages):
         own = tuple((facts or {}).get(e.chunk_id, ()))
+        carried = _caption(e.context) if e.context and _opens_with_table(e.text) else ""
         for p in _split(e.text):
+            caption = f"{carried} {p.caption}".strip() if p.label else p.caption
             out.append(Sentence(passage=e, start=p.start, end=p.end, rank=rank, parse=p.parse, label=p.label,
-                                cells=p.cells, first_header=p.first_header, caption=p.caption, facts=own))  # fmt: skip
+                                cells=p.cells, first_header=p.first_header, caption=caption, facts=own))  # fmt: skip
     return out
+
+
+def _opens_with_table(text: str) -> bool:
+    """Whether a chunk starts with a table's header line: the table's caption is the sentence carried over
+    from the chunk before it ("Revenue by segment was as follows, in millions of dollars.")."""
+    first = text.lstrip().split("\n", 1)[0]
+    return bool(_HEADER.match(first)) and "; " not in first
 
 
 def offsets(sentence: Sentence, span: SpacySpan) -> tuple[int, int]:

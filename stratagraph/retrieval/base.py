@@ -64,6 +64,7 @@ class Evidence(BaseModel):
     text: str
     metadata: dict[str, Any] = Field(default_factory=dict)
     via: list[str] = Field(default_factory=list)
+    context: str = ""  # the text carried over from the chunk before it in its section (BAG-RAG eq. 2): a table's caption
 
     def citation(self) -> str:
         """A short human citation: ``[rank] title § section (source)``."""
@@ -375,6 +376,7 @@ class RetrievalContext:
             text=str(node.props.get("text") or ""),
             metadata=dict(node.props.get("metadata") or {}),
             via=list(getattr(item, "via", []) or []),
+            context=str(node.props.get("context") or ""),
         )
 
     def evidence(

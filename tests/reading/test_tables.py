@@ -324,3 +324,24 @@ def test_a_noun_that_only_says_money_is_spent_is_no_line_word() -> None:
     ev, facts = _budget()
     got = read("What is Brin's FY2027 road salt spending at the Central Depot?", ev, facts)
     assert got.answer == "$85 thousand"
+
+
+def test_a_table_chunks_caption_is_the_sentence_carried_before_it() -> None:
+    """A table that is a chunk of its own takes its caption from the sentence carried over from the chunk
+    before it (BAG-RAG eq. 2): "Revenue by segment was as follows" makes the "Charters" row a revenue; a
+    sentence that says what the table leaves out is no caption."""
+    text = "Segment | Q1 2026 | Q1 2025\nCharters; Q1 2026: 27.1; Q1 2025: 24.8\nFreight; Q1 2026: 38.6; Q1 2025: 35.9\nTotal; Q1 2026: 65.7; Q1 2025: 60.7"
+    rows = {"Charters": ("27.1", "24.8"), "Freight": ("38.6", "35.9"), "Total": ("65.7", "60.7")}
+
+    def table(context: str) -> tuple:
+        ev = passage(text, title="Orrin Ferries Q1 2026 call", path=["Prepared Remarks"]).model_copy(update={"context": context})
+        facts = {ev.chunk_id: [{"type": "table_row", "description": k, "quantities": [
+            {"value": str(Decimal(v) * 1_000_000), "raw": v, "scale": 1_000_000, "currency": "USD", "unit": "USD",
+             "label": f"{k} | {c}", "is_total": k == "Total"} for c, v in zip(("Q1 2026", "Q1 2025"), pair, strict=True)]}
+            for k, pair in rows.items()]}  # fmt: skip
+        return [ev], facts
+
+    ev, facts = table("Net income was $4.1 million. Revenue by segment was as follows, in millions of dollars.")
+    assert read("How much revenue did Orrin Ferries' Charters segment generate in the first quarter of 2025?", ev, facts).answer == "$24.8 million"
+    ev, facts = table("Charter revenue is budgeted separately and not included in this table.")
+    assert read("How much revenue did Orrin Ferries' Charters segment generate in the first quarter of 2025?", ev, facts).kind == "not_found"
