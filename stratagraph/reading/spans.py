@@ -760,13 +760,6 @@ def version_factor(sentence: Sentence, start: int, frame: Frame) -> float:
     return (SUPERSEDING if original else SUPERSEDED) if old else (SUPERSEDED if original else SUPERSEDING)
 
 
-#: the weight of a figure a document attributes to another document, when the question asks what the first says (ours)
-CITED_FIGURE = 0.3
-_CITED_BEFORE = 5  # how many words before a figure may name the document it is cited from
-CITED_DOCUMENT_FORMS = frozenset(f for w in CITED_DOCUMENT_NOUNS for f in forms(w))
-REPORTING_FORMS = frozenset(f for w in REPORTING_VERBS for f in forms(w))
-
-
 #: the weight of a figure stated per the period a rate adjective of the question names ("what *monthly* drift":
 #: "0.8% ... per month"), and of a span of that period's unit ("18 months"), which is a duration, not the rate (ours)
 PER_RATE, DURATION = 1.3, 0.5
@@ -787,6 +780,13 @@ def per_rate(sentence: Sentence, cand: Candidate, frame: Frame) -> float:
     if re.match(rf"(?:\W*[\w%]+){{0,5}}?\W+(?:per|a|an|each|every)\s+(?:{unit})\b", after):
         return PER_RATE
     return 1.0
+
+
+#: the weight of a figure a document attributes to another document, when the question asks what the first says (ours)
+CITED_FIGURE = 0.3
+_CITED_BEFORE = 5  # how many words before a figure may name the document it is cited from
+CITED_DOCUMENT_FORMS = frozenset(f for w in CITED_DOCUMENT_NOUNS for f in forms(w))
+REPORTING_FORMS = frozenset(f for w in REPORTING_VERBS for f in forms(w))
 
 
 def cited(sentence: Sentence, cand: Candidate, frame: Frame) -> float:
