@@ -73,7 +73,7 @@ class Plan:
     absolute: bool = False  # a difference "between": the larger minus the smaller
     reason: str = ""
     joined: str = ""  # a sum's coordination as written ("the Streets and Bridges"): it may be one name
-    spelled: str = ""  # the question with its periods spelled out (text.periods.spelled_out), when planned from that
+    spelled: str = ""  # set when planned from the question's periods (a run of quarters, a change "year over year")
 
 
 @dataclass(frozen=True)
