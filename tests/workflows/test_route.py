@@ -16,7 +16,7 @@ from tests.workflows.conftest import assert_cited, assert_not_found
 ROUTES: dict[str, tuple[str, str | None]] = {
     "What is the combined FY2025 adopted overtime budget of the Police Department and the Fire Department?": ("kag", "$2,820 thousand"),
     "How much more does the Police Department request than the Fire Department in FY2025?": ("kag", "$2,805 thousand"),
-    "What is the percent change in the Fire Department's overtime from FY2024 to FY2025?": ("kag", "-12.23%"),
+    "What is the percent change in the Fire Department's overtime from FY2024 to FY2025?": ("kag", "-12.2%"),
     "Which section describes the regional dispatch agreement with Harlow County?": ("bag", "Police Department"),
     "What share of the variance in mean nighttime temperature did impervious surface explain in the sensor "
     "network study that the cool roof paper cites?": ("lesegr", "61%"),
