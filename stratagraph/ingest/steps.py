@@ -199,6 +199,11 @@ def build(state: IngestState, runtime: Runtime[Services]) -> IngestState:
     svc = services_of(runtime)
     prepared = list(state.get("prepared", []))
     todo = [i for i, p in enumerate(prepared) if p.active]
+    if todo:  # the extractor's workers start (spaCy loads) while the chunks are built: a document has a chunk or more
+        try:
+            svc.extractor.prepare(len(todo))
+        except Exception:  # only a hint: an extractor that cannot start fails its documents in extract
+            log.warning("preparing the extractor failed", exc_info=True)
     for n, i in enumerate(todo, 1):
         item = prepared[i]
         try:
