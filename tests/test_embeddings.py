@@ -87,6 +87,13 @@ def test_short_texts_share_larger_batches_with_the_same_vectors() -> None:
     names = [f"Person {w} of the house" for w in ("Anna", "Bo", "Cy", "Dee", "Eve", "Flo")] * 7 + ["A far longer text " * 20]
     one_by_one = np.vstack([E.MiniLMEmbeddings(batch_size=1).embed([t]) for t in names])
     assert np.array_equal(E.MiniLMEmbeddings(batch_size=2).embed(names), one_by_one)  # bit for bit
+    # short batches run side by side on one thread each; long ones on the intra-op threads: the same bits
+    assert np.array_equal(E.MiniLMEmbeddings(batch_size=2, threads=2).embed(names), one_by_one)
+    spans = [[(0, 6)] for _ in names]
+    one, many = E.MiniLMEmbeddings(batch_size=1, threads=1), E.MiniLMEmbeddings(batch_size=2, threads=2)
+    v1, s1 = one.embed_with_spans(names, spans)
+    v2, s2 = many.embed_with_spans(names, spans)
+    assert np.array_equal(v1, v2) and all(np.array_equal(a, b) for a, b in zip(s1, s2, strict=True))
 
 
 def test_empty_input(minilm: E.MiniLMEmbeddings) -> None:
