@@ -296,6 +296,8 @@ class MiniLMEmbeddings(Embeddings):
         # side instead, each on one thread. Vectors do not depend on the thread count (bit-identical).
         short = [b for b in bounds if lengths[order[b[1] - 1]] <= SHORT_TEXT_WIDTH]
         long_ = [b for b in bounds if lengths[order[b[1] - 1]] > SHORT_TEXT_WIDTH]
+        if 0 < len(short) < self.threads:  # (a caller's window of 256 names is one batch: one a thread instead)
+            short = [part for b in short for part in _split(b, -(-self.threads // len(short)), 8)]
         if self.threads > 1 and len(short) > 1:
             single = _session(self._model_path or minilm_model_path(), 1)
             with ThreadPoolExecutor(max_workers=self.threads) as pool:
@@ -341,6 +343,14 @@ def _batch_bounds(sorted_lengths: np.ndarray, batch_size: int) -> list[tuple[int
         out.append((start, stop))
         start = stop
     return out
+
+
+def _split(bound: tuple[int, int], parts: int, least: int) -> list[tuple[int, int]]:
+    """``bound`` cut into up to ``parts`` consecutive pieces of at least ``least`` rows."""
+    start, stop = bound
+    parts = max(1, min(parts, (stop - start) // least))
+    cuts = [start + (stop - start) * k // parts for k in range(parts + 1)]
+    return list(zip(cuts, cuts[1:], strict=False))
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:

@@ -89,6 +89,8 @@ def test_short_texts_share_larger_batches_with_the_same_vectors() -> None:
     assert np.array_equal(E.MiniLMEmbeddings(batch_size=2).embed(names), one_by_one)  # bit for bit
     # short batches run side by side on one thread each; long ones on the intra-op threads: the same bits
     assert np.array_equal(E.MiniLMEmbeddings(batch_size=2, threads=2).embed(names), one_by_one)
+    assert np.array_equal(E.MiniLMEmbeddings(batch_size=64, threads=2).embed(names), one_by_one)  # one batch, split
+    assert E._split((0, 100), 2, 8) == [(0, 50), (50, 100)] and E._split((0, 10), 2, 8) == [(0, 10)]
     spans = [[(0, 6)] for _ in names]
     one, many = E.MiniLMEmbeddings(batch_size=1, threads=1), E.MiniLMEmbeddings(batch_size=2, threads=2)
     v1, s1 = one.embed_with_spans(names, spans)
