@@ -731,7 +731,13 @@ def _embed_all(
 ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Embed every text of the run, longest first across the whole run (so each model batch pads little),
     in windows that report progress; rows come back in the order of ``texts``. With ``spans``, also one
-    vector per character span of each text, pooled from the same forward pass."""
+    vector per character span of each text, pooled from the same forward pass. Without, a text given twice
+    is embedded once (line items of one name in several sections)."""
+    if spans is None and len(set(texts)) < len(texts):
+        unique = list(dict.fromkeys(texts))
+        vectors = _embed_all(svc, unique, None)[0]
+        row = {t: j for j, t in enumerate(unique)}
+        return vectors[[row[t] for t in texts]], [np.zeros((0, 0), np.float32)] * len(texts)
     order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
     window = max(svc.settings.embedding_batch_size * 8, 256)
     parts = []
