@@ -270,7 +270,9 @@ class MiniLMEmbeddings(Embeddings):
         order = np.argsort(lengths, kind="stable")  # similar lengths share a batch: little padding
         bounds = _batch_bounds(lengths[order], self.batch_size)
 
-        def run(bound: tuple[int, int], sess: onnxruntime.InferenceSession) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+        def run(
+            bound: tuple[int, int], sess: onnxruntime.InferenceSession
+        ) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
             rows = order[bound[0] : bound[1]]
             width = int(lengths[rows].max())
             ids = np.zeros((len(rows), width), dtype=np.int64)  # [PAD] is id 0

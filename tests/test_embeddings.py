@@ -84,7 +84,8 @@ def test_short_texts_share_larger_batches_with_the_same_vectors() -> None:
     bounds = E._batch_bounds(lengths, 4)  # budget 4 * 64 = 256 tokens, at most 32 rows
     # 32 names (the row cap); 18 names and 10 titles (28 rows of 9 tokens: 252); then 4 a batch (the width of 70)
     assert bounds == [(0, 32), (32, 60), (60, 64), (64, 65)]
-    names = [f"Person {w} of the house" for w in ("Anna", "Bo", "Cy", "Dee", "Eve", "Flo")] * 7 + ["A far longer text " * 20]
+    names = [f"Person {w} of the house" for w in ("Anna", "Bo", "Cy", "Dee", "Eve", "Flo")] * 7
+    names.append("A far longer text " * 20)
     one_by_one = np.vstack([E.MiniLMEmbeddings(batch_size=1).embed([t]) for t in names])
     assert np.array_equal(E.MiniLMEmbeddings(batch_size=2).embed(names), one_by_one)  # bit for bit
     # short batches run side by side on one thread each; long ones on the intra-op threads: the same bits

@@ -78,7 +78,9 @@ def test_prepare_starts_the_workers_and_extraction_is_unchanged() -> None:
 
     texts = [f"Marie Curie was born in Warsaw in {1800 + i}." for i in range(2 * MIN_TEXTS_PER_PROCESS)]
     doc = DocumentInput(
-        doc_id="d", title="D", chunks=[ChunkInput(chunk_id=f"d#{i}", text=t, section_id="d") for i, t in enumerate(texts)]
+        doc_id="d",
+        title="D",
+        chunks=[ChunkInput(chunk_id=f"d#{i}", text=t, section_id="d") for i, t in enumerate(texts)],
     )
     cold, warm = SpacyExtractor(n_process=2), SpacyExtractor(n_process=2)
     try:
