@@ -79,6 +79,26 @@ def test_batch_equals_single(minilm: E.MiniLMEmbeddings, batch_size: int) -> Non
     np.testing.assert_allclose(emb.embed(TEXTS), singles, atol=1e-5)
 
 
+def test_short_texts_share_larger_batches_with_the_same_vectors() -> None:
+    lengths = np.array([3] * 50 + [9] * 10 + [70] * 5)  # sorted token counts: names, titles, passages
+    bounds = E._batch_bounds(lengths, 4)  # budget 4 * 64 = 256 tokens, at most 32 rows
+    # 32 names (the row cap); 18 names and 10 titles (28 rows of 9 tokens: 252); then 4 a batch (the width of 70)
+    assert bounds == [(0, 32), (32, 60), (60, 64), (64, 65)]
+    names = [f"Person {w} of the house" for w in ("Anna", "Bo", "Cy", "Dee", "Eve", "Flo")] * 7
+    names.append("A far longer text " * 20)
+    one_by_one = np.vstack([E.MiniLMEmbeddings(batch_size=1).embed([t]) for t in names])
+    assert np.array_equal(E.MiniLMEmbeddings(batch_size=2).embed(names), one_by_one)  # bit for bit
+    # short batches run side by side on one thread each; long ones on the intra-op threads: the same bits
+    assert np.array_equal(E.MiniLMEmbeddings(batch_size=2, threads=2).embed(names), one_by_one)
+    assert np.array_equal(E.MiniLMEmbeddings(batch_size=64, threads=2).embed(names), one_by_one)  # one batch, split
+    assert E._split((0, 100), 2, 8) == [(0, 50), (50, 100)] and E._split((0, 10), 2, 8) == [(0, 10)]
+    spans = [[(0, 6)] for _ in names]
+    one, many = E.MiniLMEmbeddings(batch_size=1, threads=1), E.MiniLMEmbeddings(batch_size=2, threads=2)
+    v1, s1 = one.embed_with_spans(names, spans)
+    v2, s2 = many.embed_with_spans(names, spans)
+    assert np.array_equal(v1, v2) and all(np.array_equal(a, b) for a, b in zip(s1, s2, strict=True))
+
+
 def test_empty_input(minilm: E.MiniLMEmbeddings) -> None:
     assert minilm.embed([]).shape == (0, 384)
     assert minilm.embed_documents([]) == []

@@ -159,9 +159,11 @@ def _filter_scalar(key: str, value: Any) -> str | bool | int | float:
 def where_clause(filters: Filters | None) -> dict[str, Any] | None:
     """Chroma's ``where`` for a plain filter dict (:data:`Filters`); None for no filter.
 
-    ``{"doc_id": "a"}`` -> ``{"doc_id": "a"}``; ``{"year": ["2024", 2024]}`` -> ``{"$or": [{"year": "2024"},
-    {"year": 2024}]}`` (an ``$or`` of equalities rather than ``$in``, which wants values of one type); several
-    keys -> ``{"$and": [...]}`` in key order. A list of one value is an equality; an empty list matches
+    ``{"doc_id": "a"}`` -> ``{"doc_id": "a"}``; ``{"doc_id": ["a", "b"]}`` -> ``{"doc_id": {"$in": ["a", "b"]}}``
+    (values of one type; Chroma evaluates ``$in`` far faster than the equivalent ``$or``: 0.01 s against 0.45 s
+    for 500 entity ids over 34k rows); ``{"year": ["2024", 2024]}`` -> ``{"$or": [{"year": "2024"},
+    {"year": 2024}]}`` (an ``$or`` of equalities, as ``$in`` wants values of one type); several keys ->
+    ``{"$and": [...]}`` in key order. A list of one value is an equality; an empty list matches
     nothing, which Chroma cannot say, so it is an error.
     """
     if not filters:
@@ -178,10 +180,13 @@ def where_clause(filters: Filters | None) -> dict[str, Any] | None:
                 values = list(value)
             if not values:
                 raise ValueError(f"filter {key!r}: an empty list of values matches nothing")
-            if len(values) == 1:
-                clauses.append({key: _filter_scalar(key, values[0])})
+            scalars = [_filter_scalar(key, v) for v in values]
+            if len(scalars) == 1:
+                clauses.append({key: scalars[0]})
+            elif len({type(v) for v in scalars}) == 1:  # one type: $in, some 40x faster than an $or of 500
+                clauses.append({key: {"$in": scalars}})
             else:
-                clauses.append({"$or": [{key: _filter_scalar(key, v)} for v in values]})
+                clauses.append({"$or": [{key: v} for v in scalars]})
         else:
             clauses.append({key: _filter_scalar(key, value)})
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}

@@ -204,27 +204,36 @@ def synonym_pairs(
     ``entity_a < entity_b``, sorted."""
     hood = neighbourhoods(extractions, entities)
     keys = sorted(k for k in entities.contributions if "@" not in k and k in entity_of and k in vectors)
+    # _same_kind_of_name first wants one strong type on both sides: only keys of the same such type can pair
+    # (the checks below are one conjunction of pure tests, so their order changes nothing but the cost)
+    by_type: dict[str, list[str]] = {}
+    for k in keys:
+        t = _top_type(entities.contributions[k].types)
+        if t in STRONG_TYPES - {"NORP"}:
+            by_type.setdefault(t, []).append(k)
+    found: list[tuple[str, str]] = []
+    for group in by_type.values():
+        for i, a in enumerate(group):
+            for b in group[i + 1 :]:
+                if entity_of[a] == entity_of[b] or not _same_kind_of_name(a, b, entities) or not may_merge(a, b):
+                    continue
+                if {"and", "&"} & (set(a.split()) ^ set(b.split())):  # "Pellham and Cardinal Home Supply" is two
+                    continue
+                if float(vectors[a] @ vectors[b]) < name_floor:
+                    continue
+                na, nb = hood.get(a, set()) - {b}, hood.get(b, set()) - {a}
+                shared = {entity_of.get(x, x) for x in na} & {entity_of.get(x, x) for x in nb}
+                if not shared or len(shared) * 2 < min(len(na), len(nb)):
+                    continue
+                da, db = entities.contributions[a].description, entities.contributions[b].description
+                if not (_words(da) & _words(db) or a in da.lower() or b in db.lower()):
+                    continue
+                found.append((a, b))
     out: dict[tuple[str, str], tuple[str, str, str, str]] = {}
-    for i, a in enumerate(keys):
-        for b in keys[i + 1 :]:
-            ea, eb = entity_of[a], entity_of[b]
-            if ea == eb or not may_merge(a, b):
-                continue
-            if {"and", "&"} & (set(a.split()) ^ set(b.split())):  # "Pellham and Cardinal Home Supply" is two
-                continue
-            if not _same_kind_of_name(a, b, entities):
-                continue
-            if float(vectors[a] @ vectors[b]) < name_floor:
-                continue
-            na, nb = hood.get(a, set()) - {b}, hood.get(b, set()) - {a}
-            shared = {entity_of.get(x, x) for x in na} & {entity_of.get(x, x) for x in nb}
-            if not shared or len(shared) * 2 < min(len(na), len(nb)):
-                continue
-            da, db = entities.contributions[a].description, entities.contributions[b].description
-            if not (_words(da) & _words(db) or a in da.lower() or b in db.lower()):
-                continue
-            pair = (ea, eb) if ea < eb else (eb, ea)
-            out.setdefault(pair, (a, b, *pair))
+    for a, b in sorted(found):  # the order of all keys' pairs: the first pair of two entities speaks for them
+        ea, eb = entity_of[a], entity_of[b]
+        pair = (ea, eb) if ea < eb else (eb, ea)
+        out.setdefault(pair, (a, b, *pair))
     # a name that would fuse with two others is ambiguous ("Wallop" beside "Coulson Wallop" and "John Wallop")
     partners: dict[str, set[str]] = {}
     for a, b, _, _ in out.values():

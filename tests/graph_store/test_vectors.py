@@ -199,8 +199,11 @@ def test_filter_translation() -> None:
     assert where({"year": {2024, "2024"}}) == {"$or": [{"year": 2024}, {"year": "2024"}]}  # a set in a fixed order
     assert where({"level": np.int64(2)}) == {"level": 2}
     assert where({"level": 1, "doc_id": ["a", "b"]}) == {  # several keys: all of them, in key order
-        "$and": [{"$or": [{"doc_id": "a"}, {"doc_id": "b"}]}, {"level": 1}]
+        "$and": [{"doc_id": {"$in": ["a", "b"]}}, {"level": 1}]
     }
+    assert where({"doc_id": ("b", "a")}) == {"doc_id": {"$in": ["b", "a"]}}  # values of one type: $in
+    assert where({"level": [1, True]}) == {"$or": [{"level": 1}, {"level": True}]}  # a bool is not an int here
+    assert where({"level": [np.int64(1), 2]}) == {"level": {"$in": [1, 2]}}
     with pytest.raises(TypeError, match="not Chroma syntax"):  # Chroma's own syntax stays inside vectors.py
         where({"$and": [{"doc_id": "a"}, {"year": "2024"}]})
     with pytest.raises(ValueError, match="matches nothing"):

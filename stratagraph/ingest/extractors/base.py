@@ -138,5 +138,9 @@ class Extractor(ABC):
     def extract(self, documents: Sequence[DocumentInput]) -> list[list[ChunkExtraction]]:
         """One list per document, one ChunkExtraction per chunk, in the order given."""
 
+    def prepare(self, n_texts: int) -> None:  # noqa: B027 - optional hook
+        """A hint that about ``n_texts`` chunks will come to :meth:`extract` soon: start, without waiting,
+        what takes time to start (worker processes, models), so it overlaps the caller's own work."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release what the extractor holds (thread pools, caches)."""

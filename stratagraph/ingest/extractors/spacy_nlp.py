@@ -661,7 +661,7 @@ class SpacyExtractor(Extractor):
         chunks = [chunk for document in documents for chunk in document.chunks]
         if not chunks:
             return [[] for _ in documents]
-        workers = max(1, min(self.n_process, len(chunks) // MIN_TEXTS_PER_PROCESS))
+        workers = self._worker_count(len(chunks))
         if workers == 1:
             flat = _extract_chunks(chunks, self.batch_size, self.settings.concept_layer)
         else:
@@ -678,6 +678,16 @@ class SpacyExtractor(Extractor):
             pos += n
         return out
 
+    def _worker_count(self, n_texts: int) -> int:
+        return max(1, min(self.n_process, n_texts // MIN_TEXTS_PER_PROCESS))
+
+    def prepare(self, n_texts: int) -> None:
+        """Start the worker processes this many chunks would use and load spaCy in them, without waiting:
+        the ingest workflow calls it before it builds the documents' chunks, so the model loads meanwhile."""
+        workers = self._worker_count(n_texts)
+        if workers > 1:
+            self._workers(workers).warm(f"{__name__}:_warm")
+
     def _workers(self, n: int) -> WorkerPool:
         if self._pool is None or self._pool.size != n:
             self.close()
@@ -688,6 +698,11 @@ class SpacyExtractor(Extractor):
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+
+
+def _warm() -> None:
+    """Load the pipeline (a worker's warm-up, :meth:`SpacyExtractor.prepare`)."""
+    load_nlp()
 
 
 def _extract_chunks(chunks: Sequence[ChunkInput], batch_size: int, kinds_on: bool = True) -> list[ChunkExtraction]:

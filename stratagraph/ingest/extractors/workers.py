@@ -63,12 +63,43 @@ class WorkerPool:
             )
             for _ in range(n)
         ]
+        self._warming: list[threading.Thread] = []
+        self._warm_errors: list[str] = []
+
+    def warm(self, function: str) -> None:
+        """Run ``function()`` once in every worker without waiting (loading a model while the caller does
+        other work); the next :meth:`map` waits for it first and fails with its error, if any."""
+
+        def drive(proc: subprocess.Popen[bytes]) -> None:
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                _write(proc.stdin, (function, ()))
+                status, value = _read(proc.stdout)
+            except (OSError, EOFError) as exc:
+                self._warm_errors.append(f"extraction worker {proc.pid} died ({exc}; exit code {proc.poll()})")
+                return
+            if status != "ok":
+                self._warm_errors.append(str(value))
+
+        self._wait_warm()
+        self._warming = [threading.Thread(target=drive, args=(p,), daemon=True) for p in self._procs]
+        for t in self._warming:
+            t.start()
+
+    def _wait_warm(self) -> None:
+        for t in self._warming:
+            t.join()
+        self._warming = []
+        if self._warm_errors:
+            errors, self._warm_errors = self._warm_errors, []
+            raise RuntimeError(errors[0])
 
     @property
     def size(self) -> int:
         return len(self._procs)
 
     def map(self, function: str, jobs: Sequence[tuple[Any, ...]]) -> list[Any]:
+        self._wait_warm()
         results: list[Any] = [None] * len(jobs)
         errors: list[str] = []
         next_job = iter(range(len(jobs)))
@@ -106,7 +137,7 @@ class WorkerPool:
         return results
 
     def close(self) -> None:
-        for proc in self._procs:
+        for proc in self._procs:  # (a warm-up still running ends with the worker: its reader sees EOF)
             if proc.stdin is not None:
                 try:
                     proc.stdin.close()
@@ -120,6 +151,9 @@ class WorkerPool:
                 proc.wait()
             if proc.stdout is not None:
                 proc.stdout.close()
+        for t in self._warming:
+            t.join(timeout=10)
+        self._warming, self._warm_errors = [], []
         self._procs = []
 
 

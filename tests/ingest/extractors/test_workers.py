@@ -55,3 +55,41 @@ def test_a_script_without_a_main_guard_can_use_worker_processes(tmp_path: Path) 
     count, facts = proc.stdout.split()
     assert int(count) > 0 and int(facts) == 1
     assert marker.read_text().count("run") == 1
+
+
+def test_warm_runs_once_per_worker_before_the_next_map() -> None:
+    pool = WorkerPool(2)
+    try:
+        pool.warm("os:getpid")  # returns at once; the workers answer while the caller goes on
+        pids = pool.map("os:getpid", [()] * 6)
+        assert len(pids) == 6 and set(pids) <= {p.pid for p in pool._procs}
+        pool.warm("math:sqrt")  # a warm-up that fails (no argument) is reported by the next map
+        with pytest.raises(RuntimeError, match="TypeError"):
+            pool.map("math:sqrt", [(4,)])
+        assert pool.map("math:sqrt", [(9,)]) == [3.0]  # and the pool still works
+        pool.warm("os:getpid")
+    finally:
+        pool.close()  # closing while a warm-up may still run
+
+
+def test_prepare_starts_the_workers_and_extraction_is_unchanged() -> None:
+    from stratagraph.ingest.extractors.base import ChunkInput, DocumentInput
+    from stratagraph.ingest.extractors.spacy_nlp import MIN_TEXTS_PER_PROCESS, SpacyExtractor
+
+    texts = [f"Marie Curie was born in Warsaw in {1800 + i}." for i in range(2 * MIN_TEXTS_PER_PROCESS)]
+    doc = DocumentInput(
+        doc_id="d",
+        title="D",
+        chunks=[ChunkInput(chunk_id=f"d#{i}", text=t, section_id="d") for i, t in enumerate(texts)],
+    )
+    cold, warm = SpacyExtractor(n_process=2), SpacyExtractor(n_process=2)
+    try:
+        warm.prepare(len(texts))
+        assert warm._pool is not None and warm._pool.size == 2
+        pool = warm._pool
+        assert warm.extract([doc]) == cold.extract([doc])
+        assert warm._pool is pool  # the prepared workers did the work
+        SpacyExtractor(n_process=2).prepare(MIN_TEXTS_PER_PROCESS)  # too few texts for two: nothing starts
+    finally:
+        cold.close()
+        warm.close()
