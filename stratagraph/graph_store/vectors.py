@@ -491,10 +491,9 @@ class VectorStore:
 
     def metadata(self, collection: str, filters: Filters | None) -> dict[str, dict[str, Any]]:
         """Metadata of every row matching ``filters`` (:data:`Filters`; None: every row), by id (no vectors
-        read)."""
-        res = self._call(self._col(collection).get, where=where_clause(filters), include=["metadatas"])
-        metas = res.get("metadatas") or [None] * len(res["ids"])
-        return {id_: dict(m or {}) for id_, m in zip(res["ids"], metas, strict=True)}
+        read): the ids first, then their metadata in batches (one read of more than 32,766 rows' metadata fails
+        in Chroma's SQLite with "too many SQL variables")."""
+        return self.get_metadata(collection, self.ids(collection, filters))
 
     def get_metadata(self, collection: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Metadata of the ``ids`` that exist (no vectors read)."""

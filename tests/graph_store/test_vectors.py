@@ -406,3 +406,15 @@ def test_http_client_against_real_chroma_server(tmp_path: Path, chroma_server: t
         vs.count("chunks")
     assert time.monotonic() - start < 10
     vs.close()
+
+
+def test_the_metadata_of_more_rows_than_sqlite_takes_variables_for(tmp_path: Path) -> None:
+    """Chroma's SQLite fails one read of more than 32,766 rows' metadata ("too many SQL variables"); a store
+    of 2wiki-101's size has 34k entity-name rows, and recovery reads them all: the read is batched."""
+    store = VectorStore(Settings(home=tmp_path / "big"))
+    n = 32_800
+    ids = [f"e{i}" for i in range(n)]
+    store.upsert("entities", ids, None, [{"entity_id": f"x{i % 7}"} for i in range(n)], np.ones((n, 4), dtype=np.float32))
+    everything = store.metadata("entities", None)
+    assert len(everything) == n and everything["e32799"] == {"entity_id": "x4"}
+    assert len(store.metadata("entities", {"entity_id": "x3"})) == len(range(3, n, 7))
