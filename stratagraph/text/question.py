@@ -148,16 +148,12 @@ def asked(question: str) -> Asked:
         if owner is not None and noun not in STRUCTURAL_NOUNS:  # "which *unit's* budget holds X": the unit is asked
             kind = owner.lemma_.lower()
             return Asked(_BY_NOUN.get(NOUN_TYPES.get(kind, ""), AnswerType.THING), kind)
-        run = []
-        for t in doc[tok.i + 1 : tok.i + 5]:  # the noun run the wh-word opens ("which *section*", "which division's part")
-            if t.pos_ not in ("NOUN", "ADJ", "PROPN") and t.tag_ != "POS":
-                break
-            run.append(t.lemma_.lower())
+        run = [t.lemma_.lower() for t in run_tokens(doc, tok.i)]  # "which *section*", "which division's part"
         if noun in STRUCTURAL_NOUNS and noun not in run:  # "what do the *parts* of X cost": no section asked
             noun = ""
         if not noun and w == "what" and any(t.lemma_.lower() in AMOUNT_VERBS for t in doc):
             return Asked(AnswerType.NUMBER, "what")  # "what does X cost"
-        if noun in MEASURED_WITH_MODIFIER and any(t.lemma_.lower() == noun and t.i > tok.i for t in run_tokens(doc, tok.i)[1:]):
+        if noun in MEASURED_WITH_MODIFIER and noun in run[1:]:
             return Asked(AnswerType.NUMBER, noun)  # "what *Q factor*", "what median *response time*": a measurement
         if noun in STRUCTURAL_NOUNS:  # "which division's part of the plan": the kind of section is the possessor
             owner = next((c for t in doc if t.lemma_.lower() == noun for c in t.children if c.dep_ == "poss"), None)
@@ -209,12 +205,7 @@ def head_noun(doc: Any, i: int) -> str:
     """The noun a which / what at token ``i`` asks about: the last noun of the noun run it opens ("which
     American city", "which river runs..."), else the root of the first noun phrase after it ("what is the
     catchment area of X" -> area); "the name / type / kind of X" asks about X's noun."""
-    run = []
-    for t in doc[i + 1 : i + 5]:
-        if t.pos_ not in ("NOUN", "PROPN", "ADJ") and t.tag_ != "POS":
-            break
-        run.append(t)
-    nouns = [t for t in run if t.pos_ == "NOUN"]
+    nouns = [t for t in run_tokens(doc, i) if t.pos_ == "NOUN"]
     if nouns and nouns[-1].lemma_.lower() not in ("name", "type", "kind", "sort"):
         return nouns[-1].lemma_.lower()
     for chunk in doc.noun_chunks:
