@@ -36,7 +36,7 @@ from decimal import Decimal
 from dataclasses import replace
 from typing import Any
 
-from stratagraph.answers import Computation, Operand
+from stratagraph.answers import Citation, Computation, Operand
 from stratagraph.reading.arithmetic import Figure, compute, render
 from stratagraph.reading.choice import decide_choice
 from stratagraph.reading.frame import Frame, Name, frame_of
@@ -305,15 +305,7 @@ def _between_sources(frame: Frame, sents: Sequence[Sentence]) -> Reading | None:
         return _within_row(lookup, sents)
     found.sort(key=lambda p: -p[0])
     (_, a), (_, b) = found[:2]
-    if a.value == b.value:
-        return None
-    try:
-        comp = compute("difference", [a, b], absolute=True)
-    except ValueError:
-        return None
-    text = render(comp, [a, b])
-    return Reading(kind="computed", answer=text, citations=[a.citation, b.citation], computed=comp, type="number", score=1.0,
-                   reason=f"the gap between two documents' figures: {comp.expression} = {text}")  # fmt: skip
+    return _gap(a, b, [a.citation, b.citation], "two documents' figures")
 
 
 def _within_row(frame: Frame, sents: Sequence[Sentence]) -> Reading | None:
@@ -327,15 +319,23 @@ def _within_row(frame: Frame, sents: Sequence[Sentence]) -> Reading | None:
     cells = cells_of([best.sentence])
     derived = derived_columns(cells)
     plain = [c for c in cells if (c.row.passage.chunk_id, c.column) not in derived]
-    if len(plain) != 2 or plain[0].figure.value == plain[1].figure.value:
+    if len(plain) != 2:
+        return None
+    return _gap(plain[0].figure, plain[1].figure, [best.sentence.quote()], "the two figures of one row")
+
+
+def _gap(a: Figure, b: Figure, citations: list[Citation], between: str) -> Reading | None:
+    """The gap between two figures (the larger minus the smaller), cited; None when they are the same amount
+    or of different kinds."""
+    if a.value == b.value:
         return None
     try:
-        comp = compute("difference", [plain[0].figure, plain[1].figure], absolute=True)
+        comp = compute("difference", [a, b], absolute=True)
     except ValueError:
         return None
-    text = render(comp, [plain[0].figure, plain[1].figure])
-    return Reading(kind="computed", answer=text, citations=[best.sentence.quote()], computed=comp, type="number", score=1.0,
-                   reason=f"the gap between the two figures of one row: {comp.expression} = {text}")  # fmt: skip
+    text = render(comp, [a, b])
+    return Reading(kind="computed", answer=text, citations=citations, computed=comp, type="number", score=1.0,
+                   reason=f"the gap between {between}: {comp.expression} = {text}")  # fmt: skip
 
 
 #: options that say which way two amounts differ ("more or less ... than")
