@@ -768,18 +768,24 @@ PER_RATE, DURATION = 1.3, 0.5
 def per_rate(sentence: Sentence, cand: Candidate, frame: Frame) -> float:
     """:data:`PER_RATE` / :data:`DURATION` for a number question with a rate adjective (lexicon.RATE_ADJECTIVES),
     else 1."""
-    if frame.type != AnswerType.NUMBER:
+    patterns = _rate_patterns(frame.question) if frame.type == AnswerType.NUMBER else None
+    if patterns is None:
         return 1.0
-    units = {RATE_ADJECTIVES[w] for w in re.findall(r"[a-z]+", frame.question.lower()) if w in RATE_ADJECTIVES}
-    if not units:
-        return 1.0
+    duration, per = patterns
     after = sentence.passage.text[cand.end : sentence.end].lower()
+    return DURATION if duration.match(after) else PER_RATE if per.match(after) else 1.0
+
+
+@lru_cache(maxsize=256)
+def _rate_patterns(question: str) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+    """For a question's rate adjectives, what a span of their periods ("18 months") and a figure per one
+    ("... per month") look like after a figure (compiled once per question, not per candidate); None without."""
+    units = {RATE_ADJECTIVES[w] for w in re.findall(r"[a-z]+", question.lower()) if w in RATE_ADJECTIVES}
+    if not units:
+        return None
     unit = "|".join(sorted(units))
-    if re.match(rf"\s*(?:{unit})s?\b", after):
-        return DURATION
-    if re.match(rf"(?:\W*[\w%]+){{0,5}}?\W+(?:per|a|an|each|every)\s+(?:{unit})\b", after):
-        return PER_RATE
-    return 1.0
+    return (re.compile(rf"\s*(?:{unit})s?\b"),
+            re.compile(rf"(?:\W*[\w%]+){{0,5}}?\W+(?:per|a|an|each|every)\s+(?:{unit})\b"))  # fmt: skip
 
 
 #: the weight of a figure a document attributes to another document, when the question asks what the first says (ours)
@@ -797,13 +803,19 @@ def cited(sentence: Sentence, cand: Candidate, frame: Frame) -> float:
     return CITED_FIGURE
 
 
+@lru_cache(maxsize=256)
+def _source_forms(source: str) -> frozenset[str]:
+    """The word forms of a question's source ("the audit memo"), once per source, not per candidate."""
+    return frozenset(f for w in content_forms(source) for f in w)
+
+
 def _cited_from_another(sentence: Sentence, start: int, end: int, frame: Frame) -> bool:
     """Whether the sentence attributes the figure to another document than the one the question asks about
     (``frame.source``): a possessive document noun just before it ("the *plan's* figure of €1,980 thousand"),
     one that is the subject of a reporting verb ("the *plan states* that 11,200 lines ..."), or "in the
     <document noun>" right after it ("€1,980 thousand *in the plan*"), the noun not the source's."""
     text = sentence.passage.text
-    own = {f for w in content_forms(frame.source) for f in w}
+    own = _source_forms(frame.source)
     before = [w.lower() for w in re.findall(r"[A-Za-z]+(?:['’]s)?", text[sentence.start : start])[-_CITED_BEFORE:]]
     for i, word in enumerate(before):
         noun = word[:-2] if word.endswith(("'s", "’s")) else word
