@@ -279,7 +279,7 @@ def _math(step: Step, lf: LogicalForm, bindings: Mapping[str, Binding], state: M
         comp = compute(lf.operation, figs, absolute=lf.constraints.get("order") == "larger_first")
     except ValueError as exc:
         return Binding(var=lf.var, kind="computed", note=str(exc), source="code"), []
-    return _computed(lf, comp, render(comp, figs), figs), []
+    return _computed(lf, comp, render(comp, figs, which_way=lf.constraints.get("way") == "which"), figs), []
 
 
 def _one_row(step: Step, got: Sequence[Binding], figs: list[Figure], state: Mapping[str, Any]) -> list[Figure]:

@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from stratagraph.agents.common import Step, agent_node
 from stratagraph.schema import EdgeType
 from stratagraph.text.lexicon import CITATION_WORDS
-from stratagraph.text.periods import find_period, in_date
+from stratagraph.text.periods import find_periods, in_date
 
 __all__ = ["Layers", "Route", "layers_of", "metadata_filters", "route", "route_by_rules"]
 
@@ -82,9 +82,12 @@ def metadata_filters(step: Step, question: str) -> dict[str, str]:
     lower-case word, which a question uses as a word; not a title, :data:`NAMING_KEYS`): the filters that pick
     those documents. A period is matched as written and in its short form ("the third quarter of 2024" names
     "Q3" and "2024"); the year of a calendar date ("June 11, 2024") is not a period, and a bare year filters
-    only beside a quarter, a half or a fiscal year (a reporting period)."""
+    only beside a quarter, a half or a fiscal year (a reporting period); a question naming two periods filters
+    by neither."""
     ix = step.ctx.index()
-    period = find_period(question)
+    named_periods = find_periods(question)
+    period = named_periods[0] if len({(p.unit, p.index, p.year) for p in named_periods}) == 1 else None  # two
+    # periods ("using the restated first-quarter number, ... the first nine months") pick no one period's documents
     reporting = period is not None and (bool(period.unit) or period.fiscal)  # a quarter, a half, a fiscal year
     if period is not None and not in_date(question, period.start):  # "the third quarter of 2024": "Q3", "2024"
         question = f"{question} ({period.text})"

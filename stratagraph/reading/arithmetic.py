@@ -38,11 +38,13 @@ from typing import TYPE_CHECKING
 from stratagraph.answers import Citation, Computation, Operand
 from stratagraph.text.amounts import Quantity, parse_quantities, render_amount
 from stratagraph.text.lexicon import AUXILIARIES, CHANGE_WORDS, COMPARE_LESS, COMPARE_MORE, NUMBER_NOUNS, ONLY_ADDING, SUM_WORDS
+from stratagraph.text.nlp import load_nlp
+from stratagraph.text.periods import find_periods, quarter_run, spelled_change
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
-__all__ = ["Figure", "Plan", "compute", "over_quarters", "plan", "render"]
+__all__ = ["Figure", "asks_which_way", "Plan", "compute", "over_quarters", "plan", "render"]
 
 _PCT = re.compile(
     r"\bby what (?:percent|percentage)\b|\bpercent(?:age)? (?:change|increase|decrease|growth|rise|decline|drop|fall)\b|"
@@ -55,6 +57,28 @@ _PCT_PHRASE = re.compile(r"\b(?:the )?(?:percentage|percent) (?:change|increase|
 _HOW_CHANGE = re.compile(r"\bhow (?:much |many \w+ )?(?:did|does|do|has|have|had|will|would|is|was)\b|"
                          r"\bwhat (?:is|was|were|are) the (?:[\w-]+ )?(?:change|increase|decrease|growth|rise|decline|drop|fall|"
                          r"gain|reduction) (?:in|of)\b", re.IGNORECASE)  # "what was the (net) change in X from A to B"
+#: a question asking which way an amount moved ("did X *go up or down* from A to B", "did it *rise or fall*",
+#: "how did X in Q3 *compare with* Q2"): a change from A to B, its sign saying which way
+_WAYS = (r"(?:(?:go|goes|went|gone|move|moves|moved)\s+)?(?:up or down|down or up)|(?:rise|increase|grow|climb|gain) or "
+         r"(?:fall|decrease|decline|drop|shrink|lose)|(?:fall|decrease|decline|drop|shrink) or (?:rise|increase|grow|climb)")
+_EITHER_WAY = re.compile(rf"\b(?:{_WAYS})\b", re.IGNORECASE)
+#: the same question as its parts: the amount (subject), the periods after the verb, an "and by how much" tail
+_EITHER_WAY_PARTS = re.compile(rf"^\s*(?:did|does|do|has|have|had|was|were|is|are|will)\s+(?P<subject>.+?)\s+(?:{_WAYS})\b"
+                               r"(?P<rest>.*?)(?:,?\s*and\s+(?:by\s+)?how\s+much\b.*)?\??\s*$", re.IGNORECASE)
+#: "how did X in B compare with A" / "how did X from A to B compare" (a change against the period before, spelled
+#: out by :func:`stratagraph.text.periods.spelled_change`)
+_COMPARE_PARTS = re.compile(r"^\s*how\s+(?:did|does|do|has|have)\s+(?P<subject>.+?)(?:\s+(?P<rest>(?:from|between)\s.+?))?"
+                            r"\s+compare(?:\s+(?:with|to|against)\s+(?P<other>.+?))?\s*\??\s*$", re.IGNORECASE)
+
+_SPELLED_PARTS = re.compile(r"^\s*how\s+(?:did|does|do|has|have)\s+(?P<subject>.+?)\s+(?P<rest>from\s.+?)\s*\??\s*$", re.IGNORECASE)
+
+
+def asks_which_way(question: str) -> bool:
+    """Whether the question asks which way an amount moved and by how much (:data:`_EITHER_WAY`,
+    :data:`_COMPARE_PARTS`)."""
+    return bool(_EITHER_WAY.search(question) or _COMPARE_PARTS.match(question))
+
+
 _RATIO = re.compile(r"\bratio of\b|\bhow many times\b", re.IGNORECASE)
 _DIFF = re.compile(
     r"\bhow (?:much|many)(?: \w+)? (?:more|less|fewer|higher|lower|larger|smaller|greater|bigger|longer|shorter|"
@@ -74,6 +98,7 @@ class Plan:
     reason: str = ""
     joined: str = ""  # a sum's coordination as written ("the Streets and Bridges"): it may be one name
     spelled: str = ""  # set when planned from the question's periods (a run of quarters, a change "year over year")
+    which_way: bool = False  # "did X go up or down": the change written as its direction and size ("down by $38")
 
 
 @dataclass(frozen=True)
@@ -133,8 +158,9 @@ def plan(doc: Doc) -> Plan | None:
 
 #: a participial clause set off by a comma that says how to read the figures ("Using the corrected second-quarter
 #: figure, what was ...", "..., based on the restated first-quarter figure?", "..., taking the restatement into
-#: account"): said of one operand at most, and the reader already takes the latest report's figure for each
-_HOW_TO_READ = re.compile(r"(?:^|,)\s*(?:using|based on|taking|on the basis of)\b[^,?]*(?:,\s*|(?=\?)|$)", re.IGNORECASE)
+#: account", "..., on the company's current figures?"): said of one operand at most, and the reader already takes the latest report's figure for each
+_HOW_TO_READ = re.compile(r"(?:^|,)\s*(?:using|based on|taking|on the basis of|on (?:(?:the|its|their|[\w-]+'s?) ){0,2}(?:current|"
+                          r"restated|revised|latest|updated|corrected) (?:figures|numbers|basis))\b[^,?]*(?:,\s*|(?=\?)|$)", re.IGNORECASE)
 
 
 def _without_how_to_read(operand: str) -> str:
@@ -149,8 +175,6 @@ def over_quarters(question: str) -> Plan | None:
     the words that only say the members are added dropped; None when the question names no run. Reports state
     quarters: the run's figure is their sum (the reader falls back to a figure stated for the whole run when a
     quarter has none)."""
-    from stratagraph.text.periods import quarter_run
-
     run = quarter_run(question)
     if run is None:
         return None
@@ -162,8 +186,6 @@ def over_quarters(question: str) -> Plan | None:
 
 
 def _share_year(operands: Sequence[str]) -> tuple[str, ...]:
-    from stratagraph.text.periods import find_periods
-
     named = [find_periods(o) for o in operands]
     years = {p.year for ps in named for p in ps if p.unit and p.year is not None}
     if len(years) != 1:
@@ -179,8 +201,45 @@ def _share_year(operands: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _either_way(question: str) -> Plan | None:
+    """A question asking which way an amount moved ("Did spending on X go up or down from FY2025 to FY2026, and
+    by how much?", "How did X's revenue in Q3 2026 compare with Q2 2026?") as the change it asks, B - A, whose
+    sign says which way: one level question per period ("What is spending on X in FY2025?"); None unless two
+    periods are named ("from A to B", "between A and B", "in B ... with A")."""
+    m = _EITHER_WAY_PARTS.match(question) or _COMPARE_PARTS.match(question)
+    relative = spelled_change(question) if m is not None and m.re is _COMPARE_PARTS else None
+    if relative is not None:  # "compare with the previous quarter": "how did X from Q2 to Q3"
+        m = _SPELLED_PARTS.match(relative)
+    if m is None:
+        return None
+    subject, rest = m.group("subject").strip(), (m.group("rest") or "").rstrip(" ,")
+    other = m.groupdict().get("other")
+    if other:  # "X in B compare with A": B is the subject's period
+        named = find_periods(subject)
+        if not named or not find_periods(other):
+            return None
+        last = named[-1]
+        before = re.search(r"(?:\b(?:in|for|during|of)\s+)?$", subject[: last.start])
+        head = subject[: before.start() if before else last.start].rstrip()
+        subject, rest = head + subject[last.end :], f" from {other} to {subject[last.start : last.end]}"
+    spelled = f"How much did {subject} change {rest.strip()}?"
+    doc = load_nlp()(spelled)
+    ranged = _from_to(doc)
+    if ranged is not None:
+        members = _elliptical(doc, ranged[2])
+    else:  # the small parser does not always hang "from A to B" on the verb: two periods as written
+        pair = re.fullmatch(r"\s*(?:from|between)\s+(.+?)\s+(?:to|and)\s+(.+?)\s*", rest)
+        members = [pair.group(1), pair.group(2)] if pair else []
+    if len(members) != 2 or not all(find_periods(m) for m in members):
+        return None
+    operands = tuple(f"What is {subject} in {member}?" for member in reversed(members))
+    return Plan("difference", operands, reason="change from A to B (B - A), asked as which way", spelled=spelled, which_way=True)
+
+
 def _plan(doc: Doc) -> Plan | None:
     q = doc.text
+    if asks_which_way(q):
+        return _either_way(q)
     words = {t.lower_ for t in doc} | {t.lemma_.lower() for t in doc}
     coord = coordination(doc)
     ranged = _from_to(doc)
@@ -632,11 +691,16 @@ def _percent_places(value: Decimal) -> Decimal:
     return rounded.to_integral_value() if rounded == rounded.to_integral_value() else rounded.normalize()
 
 
-def render(computation: Computation, figures: Sequence[Figure] = ()) -> str:
-    """A computed result as text, with the operands' currency and unit ("$2,980,000", "12.5%", "1.43")."""
+def render(computation: Computation, figures: Sequence[Figure] = (), which_way: bool = False) -> str:
+    """A computed result as text, with the operands' currency and unit ("$2,980,000", "12.5%", "1.43"); a
+    change asked as which way it went (:attr:`Plan.which_way`) as its direction and size ("down by $38
+    thousand")."""
     result = computation.result
     if not isinstance(result, Decimal):
         return str(result)
+    if which_way and result:
+        size = render(computation.model_copy(update={"result": abs(result)}), figures)
+        return f"{'up' if result > 0 else 'down'} by {size}"
     if computation.operation == "percent_change":
         return render_amount(_percent_places(result), "%")
     if computation.operation == "count":

@@ -33,7 +33,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from stratagraph.reading.arithmetic import Plan, over_quarters, plan
+from stratagraph.reading.arithmetic import Plan, asks_which_way, over_quarters, plan
 from stratagraph.reading.words import content_forms, forms, is_stop
 from stratagraph.text.lexicon import (
     ORIGINAL_ASKED,
@@ -197,13 +197,15 @@ def frame_of(question: str) -> Frame:
     quantifier = next((QUANTIFIERS[w] if QUANTIFIERS[w] is not None else "all" for w in
                        (t.lower_ for t in doc) if w in QUANTIFIERS), None)  # fmt: skip
     threshold = _threshold(question) if what.focus == "many" else None
+    either_way = asks_which_way(question)
     computation = plan(doc) if threshold is None else None  # "how many items exceed $500": a count, no difference
     if threshold is None and (what.type == AnswerType.NUMBER or money) and not superlative:
-        computation = _over_periods(question, changed=bool(words & CHANGE_WORDS)) or computation
+        computation = _over_periods(question, changed=bool(words & CHANGE_WORDS) or either_way) or computation
     source = _source(doc)
     return Frame(
         question=question,
-        type=what.type,
+        type=AnswerType.NUMBER if either_way and computation is not None else what.type,  # "did X go up or down,
+        # and by how much": the signed change answers both
         focus=what.focus,
         options=what.options,
         names=tuple(names),
@@ -212,7 +214,7 @@ def frame_of(question: str) -> Frame:
         nouns=frozenset(nouns),
         measures=measures,
         unit=unit,
-        change=bool(words & CHANGE_WORDS),
+        change=bool(words & CHANGE_WORDS) or either_way,
         money=money,
         percent=bool(_PERCENT.search(question)) or part,
         periods=periods,

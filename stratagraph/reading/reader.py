@@ -269,7 +269,7 @@ def _compute(frame: Frame, sents: Sequence[Sentence]) -> Reading:
         comp = compute(plan.operation, figures, absolute=plan.absolute)
     except ValueError as exc:
         return not_found(f"{plan.operation}: {exc}")
-    text = render(comp, figures)
+    text = render(comp, figures, which_way=plan.which_way)
     cites = list({(f.citation.chunk_id, f.citation.quote): f.citation for f in figures}.values())
     yes_no = not isinstance(comp.result, Decimal)  # a comparison: "yes" or "no"
     return Reading(kind="choice" if yes_no else "computed", answer=text, citations=cites, computed=comp,
@@ -278,9 +278,9 @@ def _compute(frame: Frame, sents: Sequence[Sentence]) -> Reading:
 
 #: a gap asked for as an amount without naming its two sides ("by how much do the auditor's grants fall short of
 #: what the budget assumes", "how far does the review's figure differ from ...", "by how much does the budget
-#: overstate ..."; not "what reserve does the committee project, and how does that differ": a figure is asked)
-_GAP = re.compile(r"\bby how much\b|\bhow (?:much|far) (?:do|does|did)\b.*\b(?:differ|overstate|understate|short)",
-                  re.IGNORECASE)
+#: overstate ...", "how far apart are the plan and the auditor on X"; not "what reserve does the committee project, and how does that differ": a figure is asked)
+_GAP = re.compile(r"\bby how much\b|\bhow (?:much|far) (?:do|does|did)\b.*\b(?:differ|overstate|understate|short)|"
+                  r"\bhow far apart\b", re.IGNORECASE)
 
 
 _GAP_FORMS = frozenset(f for w in GAP_WORDS for f in forms(w))

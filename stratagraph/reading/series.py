@@ -75,6 +75,6 @@ def _period(s: Sentence, start: int) -> Period | None:
         named = find_periods(cell.column) if cell is not None else []
         named = named or find_periods(s.label)
     else:
-        named = periods_of(s.text, at)
+        named = periods_of(s.text, at, s.own_periods)
     found = named or list(s.own_periods)
     return found[0] if len(found) == 1 else None

@@ -49,6 +49,7 @@ from stratagraph.text.lexicon import (
     RATE_ADJECTIVES,
     REPORTING_VERBS,
     ORIGINAL_WORDS,
+    PUBLISHED_AFTER,
     RESTATED_WORDS,
     FORECAST_WORDS,
     MEASURES,
@@ -58,9 +59,11 @@ from stratagraph.text.lexicon import (
     PLACE_NOUNS,
     SHAPE_NOUNS,
     UNIT_NOUNS,
+    GROUP_NOUNS,
+    SPENDING_NOUNS,
 )
 from stratagraph.text.nlp import NUMERIC_LABELS
-from stratagraph.text.periods import Period, agreement, find_periods
+from stratagraph.text.periods import Period, agreement, find_periods, relative_periods
 from stratagraph.text.question import LABELS, AnswerType
 
 __all__ = ["AMBIGUOUS", "MIN_ABOUT", "MIN_RELATION", "Candidate", "about", "best_candidate", "candidates", "figure_of", "periods_of",
@@ -203,17 +206,19 @@ def specificity(frame: Frame, sents: Sequence[Sentence]) -> dict[str, float]:
     hold it (themselves or in their context), so a word every passage holds ("plan", "authority") weighs little
     and a word few hold ("fluoride") much. A noun no sentence holds weighs most, and lowers every sentence's
     share alike (the evidence lacks what is asked about); any other word no sentence holds ("finally",
-    "according", a noun naming the answer's form: "what revenue *range*", or the level of an organisation's
-    part: "the traffic *unit*") is how the question is worded, and
-    weighs nothing. A word that is no noun weighs :data:`VERB_WEIGHT` of a noun's: a verb is often said
+    "according", a noun naming the answer's form: "what revenue *range*", the level of an organisation's
+    part or its people: "the traffic *unit*", "the distribution *crews*", or money paid out in a money
+    question: "*spending* on X") is how the question is worded, and weighs nothing. A word that is no noun weighs :data:`VERB_WEIGHT` of a noun's: a verb is often said
     another way ("flows through" / "passes through"), a noun names what is asked about."""
     n = len(sents)
     out = {}
     for w in frame.relation:
         f = forms(w)
         held = sum(1 for s in sents if f & (s.forms | s.context))
-        key = w in frame.nouns and w not in SHAPE_NOUNS and w not in UNIT_NOUNS  # "what revenue *range*" names
-        # the answer's form, "the traffic *unit*" the kind of a part its heading need not say
+        key = (w in frame.nouns and w not in SHAPE_NOUNS and w not in UNIT_NOUNS and w not in GROUP_NOUNS
+               and not (frame.money and w in SPENDING_NOUNS))  # "what revenue *range*" names the answer's form,
+        # "the traffic *unit*" / "its distribution *crews*" the part its heading need not name, "*spending* on X"
+        # the money the currency says
         weight = math.log(1.0 + (n + 1) / (1.0 + held)) if held or key else 0.0
         out[w] = weight if w in frame.nouns else VERB_WEIGHT * weight
     return out
@@ -621,7 +626,7 @@ def period_factor(sentence: Sentence, start: int, frame: Frame) -> float:
         named = (find_periods(cell.column) if cell is not None else []) or find_periods(sentence.label)  # a row by period
         found = (named[-1],) if named else sentence.own_periods
     else:
-        found = tuple(periods_of(sentence.text, at)) or sentence.own_periods
+        found = tuple(periods_of(sentence.text, at, sentence.own_periods)) or sentence.own_periods
     verdict = agreement(frame.periods, found)
     return PERIOD_MATCH if verdict is True else PERIOD_CONFLICT if verdict is False else 1.0
 
@@ -632,12 +637,20 @@ _BASE = re.compile(r"\b(?:than|compared (?:with|to)|versus|vs\.?|from|against)\b
 _FIGURE = re.compile(r"(?<![\w.])[$€£¥]?\d[\d,]*(?:\.\d+)?(?:\s?(?:percent|thousand|million|billion|bn|m)\b|%)?")
 
 
-def periods_of(text: str, at: int) -> list[Period]:
+def periods_of(text: str, at: int, own: Sequence[Period] = ()) -> list[Period]:
     """The period phrases of a sentence that belong to the figure at ``at``: each phrase goes to the figure
     nearest it ("revenue of $151.9 million was up 19% from $127.3 million in the third quarter of 2023": the
     quarter is $127.3 million's, not $151.9 million's), and a phrase before every figure frames them all
-    ("In 2023, ..."); [] when none does (then the chunk's period holds)."""
+    ("In 2023, ..."); [] when none does (then the chunk's period holds). With ``own``, the one period the
+    sentence's chunk is about (its heading's or document's), a quarter named without its year takes that
+    period's year, and a period named relative to it ("against $348.6 million in the same quarter last year")
+    is that period (:func:`~stratagraph.text.periods.relative_periods`)."""
     named = find_periods(text)
+    if len(own) == 1 and own[0].year is not None:
+        anchor = next((p.with_year_of(own[0]) for p in named if p.unit == own[0].unit), own[0])
+        named = [p.with_year_of(own[0]) for p in named]
+        named += [r for r in relative_periods(text, anchor) if not any(p.start < r.end and r.start < p.end for p in named)]
+        named.sort(key=lambda p: p.start)
     if not named:
         return []
     spans = [(p.start, p.end) for p in named]
@@ -649,16 +662,18 @@ def periods_of(text: str, at: int) -> list[Period]:
     def gap(f: int, p: Period) -> int:  # from the figure's end (its scale word too) to the phrase, or back
         return p.start - ends.get(f, f) if f < p.start else abs(f - p.end)
 
-    out = []
+    own_phrase, framing = [], []
     for p in named:
         base = _BASE.search(text[max(0, p.start - 30) : p.start])
         mine = [f for f in figures if f > p.start - 30 + base.start()] if base else figures
         if not mine:
             continue  # "lower than in the second quarter": the period of a value the sentence does not state
         nearest = min(mine, key=lambda f: (gap(f, p), f != at))
-        if nearest == at or (not base and p.end <= min(figures)):  # a period opening the sentence frames all
-            out.append(p)
-    return out
+        if nearest == at:
+            own_phrase.append(p)
+        elif not base and p.end <= min(figures):  # a period opening the sentence frames every figure no phrase
+            framing.append(p)  # of its own names ("Second-quarter tolls were $9.6 million, against $8.8 million
+    return own_phrase or framing  # in the same quarter last year")
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -712,7 +727,8 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
             typeless = True
             continue
         scored = sorted(((c.fit * period_factor(s, c.start, frame) * version_factor(s, c.start, frame) * cited(s, c, frame) * per_rate(s, c, frame)
-                          * (NEAR_BASE + nearness(s, c, anchors, frame)), c) for c in cands), key=lambda p: (-p[0], p[1].start))  # fmt: skip
+                          * own_stretch(s, c, cands, frame, weights) * (NEAR_BASE + nearness(s, c, anchors, frame)), c)
+                         for c in cands), key=lambda p: (-p[0], p[1].start))  # fmt: skip
         top, cand = scored[0]
         text = s.passage.text[cand.start : cand.end].strip().casefold()
         rival = next((x for x, c in scored[1:] if s.passage.text[c.start : c.end].strip().casefold() != text), 0.0)
@@ -732,6 +748,31 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
     return best, typeless
 
 
+#: within a prose sentence of several figures, a figure's weight before the question's words in its own stretch
+#: count (ours)
+STRETCH_BASE = 0.5
+
+
+def own_stretch(s: Sentence, cand: Candidate, cands: Sequence[Candidate], frame: Frame, weights: dict[str, float]) -> float:
+    """A number's weight by the question's words in its own stretch of a sentence of several figures, from the
+    figure before it (or the sentence's start) to the one after it (or the sentence's end): :data:`STRETCH_BASE`
+    plus the weighted share of the relation words the stretch holds. "restated Warehousing revenue to $88.1 million ..., and Road Freight revenue to
+    $223.1 million": for Warehousing revenue, the first. 1 for a table row, a question for no number, or a
+    sentence of one figure."""
+    if s.is_row or frame.type != AnswerType.NUMBER or len(cands) < 2:
+        return 1.0
+    start = max((c.end for c in cands if c.end <= cand.start), default=s.start)
+    end = min((c.start for c in cands if c.start >= cand.end), default=s.end)
+    held = word_forms(s.passage.text[start : cand.start] + " " + s.passage.text[cand.end : end])
+    words = [(forms(w), weights.get(w, 0.0)) for w in frame.relation]
+    mean = sum(v for _, v in words) / len(words) if any(v for _, v in words) else 1.0
+    words += [(f, mean) for name in frame.names for f in content_forms(name.text)]  # a name's words weigh as
+    total = sum(v for _, v in words)  # much as a relation word on average
+    if not total:
+        return 1.0
+    return STRETCH_BASE + sum(v for f, v in words if f & held) / total
+
+
 #: what being an argument of an asked verb weighs in a candidate's total (ours)
 ROLE_TOTAL = 1.15
 #: a forecast sentence's weight for a question of what was (ours)
@@ -749,11 +790,21 @@ _VERSION_BEFORE = 4  # how many words before a figure may mark its version
 
 def version_factor(sentence: Sentence, start: int, frame: Frame) -> float:
     """How a prose figure's version weighs (:data:`SUPERSEDED`, :data:`SUPERSEDING`; swapped when the question
-    asks for the figure as first reported); 1 for a table cell (its column says it: tables._standing)."""
+    asks for the figure as first reported); 1 for a table cell (its column says it: tables._standing). A
+    version word just before the figure says it ("previously reported as", "restated to"); in a sentence that
+    restates, "to" marks the new figure and "from" the old ("restated X to $88.1 million from $90.3 million"),
+    and a figure a reporting word follows is the one first published ("the $90.3 million we reported")."""
     if sentence.is_row:
         return 1.0
-    before = {w.lower() for w in re.findall(r"[A-Za-z]+", sentence.passage.text[sentence.start : start])[-_VERSION_BEFORE:]}
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", sentence.passage.text[sentence.start : start])]
+    before = set(words[-_VERSION_BEFORE:])
     old, new = bool(before & ORIGINAL_WORDS), bool(before & RESTATED_WORDS)
+    if set(words) & RESTATED_WORDS and not old:  # "restated X *to* $88.1 million *from* the $90.3 million"
+        lead = next((w for w in reversed(words[-3:]) if w in ("to", "from")), "")
+        old, new = (True, False) if lead == "from" else (False, True) if lead == "to" else (old, new)
+    after = re.findall(r"[A-Za-z]+", sentence.passage.text[start : sentence.end])[1:_VERSION_BEFORE + 1]
+    if not old and not new and {w.lower() for w in after} & PUBLISHED_AFTER:  # "the $90.3 million we *reported*"
+        old = True
     if old == new:
         return 1.0
     original = frame.asks_original

@@ -68,7 +68,9 @@ __all__ = [
     "QUESTION_WORDS",
     "SHAPE_NOUNS",
     "STRUCTURAL_NOUNS",
+    "PUBLISHED_AFTER",
     "UNIT_NOUNS",
+    "GROUP_NOUNS",
     "SECTION_NAMES",
     "SUMMARY_HEADINGS",
     "SUM_WORDS",
@@ -186,6 +188,9 @@ SHAPE_NOUNS = frozenset("amount figure number value total sum range count estima
 #: nouns that name the level of an organisation's part ("the traffic enforcement *unit*", "the parks
 #: *division*"): the kind of a named part, which its heading or table need not repeat
 UNIT_NOUNS = frozenset("unit division department office bureau branch team programme program service".split())
+#: nouns for the people of an organisation's part ("the distribution *crews*", "the billing *staff*", "the
+#: treatment *workforce*"): they stand for the part, whose heading or table need not name them
+GROUP_NOUNS = frozenset("crew crews staff workforce squad squads personnel".split())
 #: headings of sections that restate the rest of a document ("Abstract", "Summary")
 SUMMARY_HEADINGS = frozenset("abstract summary overview introduction conclusion conclusions highlights executive".split())
 #: the conventional names of a document's unnumbered parts, a line of its own in plain text ("Abstract",
@@ -334,6 +339,9 @@ RESTATED_WORDS = frozenset("restated revised corrected amended adjusted updated"
 #: a period)
 ORIGINAL_WORDS = frozenset("reported original originally previously initial initially".split())
 ORIGINAL_ASKED = frozenset("original originally previously initially initial".split())
+#: past verbs of publishing that, after a figure, mark it as the one first published ("the $90.3 million we
+#: *reported* in August", "the 11,200 *announced* in May")
+PUBLISHED_AFTER = frozenset("reported published announced disclosed".split())
 #: the verb that says a document cites a work ("the study that X *cites*"), in its forms
 CITING_VERBS = frozenset("cite cites cited citing".split())
 #: two-word phrases that say a work rests on an earlier one it cites ("the paper *builds on* ...")

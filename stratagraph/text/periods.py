@@ -20,14 +20,14 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-__all__ = ["Period", "agreement", "find_period", "find_periods", "in_date", "quarter_run", "spelled_change"]
+__all__ = ["Period", "agreement", "find_period", "find_periods", "in_date", "quarter_run", "relative_periods", "spelled_change"]
 
 _ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 _YEAR = r"(?:FY\s?'?)?(?:19|20)\d{2}|FY\s?'?\d{2}|fiscal\s+(?:year\s+)?(?:19|20)\d{2}"
 _PATTERN = re.compile(
     rf"""
     (?<!\w)(?:
-    (?:the\s+)?(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th)\s+(?:fiscal\s+)?(?P<unit>quarter|half)
+    (?:the\s+)?(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th)[\s-]+(?:fiscal\s+)?(?P<unit>quarter|half)
         (?:\s+(?:of\s+)?(?P<ofiscal>fiscal\s+)?(?P<oyear>{_YEAR}))?
   | (?P<q>[QH][1-4])(?:\s*(?P<qyear>{_YEAR}))?
   | (?P<year>{_YEAR})
@@ -197,14 +197,14 @@ _RUN = re.compile(
 #: a change against the same period a year before, written without naming it
 _YEAR_BEFORE = re.compile(
     r"\b(?:year[\s-]over[\s-]year|year[\s-]on[\s-]year|from\s+a\s+year\s+(?:earlier|before|ago)|"
-    r"(?:compared\s+(?:with|to)|versus|vs\.?|against|over)\s+(?:the\s+)?(?:same\s+(?:quarter|period|half)|"
+    r"(?:compared?\s+(?:with|to)|versus|vs\.?|against|over)\s+(?:the\s+)?(?:same\s+(?:quarter|period|half)|"
     r"prior[\s-]year\s+(?:quarter|period|half)|year[\s-]earlier\s+(?:quarter|period|half))"
     r"(?:\s+(?:a|one)\s+year\s+(?:earlier|before|ago)|\s+(?:of\s+)?(?:the\s+)?(?:previous|prior|preceding)\s+year|\s+last\s+year)?)",
     re.IGNORECASE,
 )
 #: a change against the period right before, written without naming it
 _PERIOD_BEFORE = re.compile(
-    r"\b(?:sequentially|quarter[\s-](?:over|on)[\s-]quarter|(?:from|compared\s+(?:with|to)|versus|over)\s+the\s+"
+    r"\b(?:sequentially|quarter[\s-](?:over|on)[\s-]quarter|(?:from|compared?\s+(?:with|to)|versus|over)\s+the\s+"
     r"(?:previous|prior|preceding)\s+quarter)",
     re.IGNORECASE,
 )
@@ -234,6 +234,32 @@ def quarter_run(question: str) -> tuple[int, int, list[Period]] | None:
         return None
     before = _BEFORE_RUN.search(question[: m.start()])
     return (before.start() if before and before.group(0) else m.start()), m.end(), quarters
+
+
+#: a period a report names relative to the one it is about: the same period a year before ("in the same quarter
+#: last year", "the same period a year earlier", "the prior-year quarter", "the year-ago quarter", "a year
+#: earlier"), or the quarter before ("the previous quarter", "the prior quarter", "last quarter")
+_A_YEAR_BEFORE = re.compile(
+    r"\b(?:the\s+)?(?:same\s+(?:quarter|period|half)(?:\s+(?:of\s+)?last\s+year|\s+(?:a|one)\s+year\s+(?:earlier|before|ago)|"
+    r"\s+(?:of\s+)?the\s+(?:previous|prior|preceding)\s+year)|(?:prior|previous)[\s-]year\s+(?:quarter|period|half)|"
+    r"year[\s-](?:ago|earlier)\s+(?:quarter|period|half))\b|\b(?:a|one)\s+year\s+(?:earlier|before|ago)\b",
+    re.IGNORECASE,
+)
+_A_QUARTER_BEFORE = re.compile(r"\b(?:the\s+)?(?:previous|prior|preceding|last)\s+quarter\b", re.IGNORECASE)
+
+
+def relative_periods(text: str, anchor: Period) -> list[Period]:
+    """The periods ``text`` names relative to ``anchor``, the period its report (or sentence) is about
+    (:data:`_A_YEAR_BEFORE`, :data:`_A_QUARTER_BEFORE`), each at its phrase's place: "revenue was $382.5 million,
+    against $348.6 million in the same quarter last year" in a report on Q3 2026 names Q3 2025. A quarter
+    before needs an anchor that is a quarter."""
+    out = []
+    for m in _A_YEAR_BEFORE.finditer(text):
+        back = -4 if anchor.unit == "Q" else -2 if anchor.unit == "H" else -1
+        out.append(replace(anchor.shift(back), start=m.start(), end=m.end()))
+    if anchor.unit == "Q":
+        out += [replace(anchor.shift(-1), start=m.start(), end=m.end()) for m in _A_QUARTER_BEFORE.finditer(text)]
+    return sorted(out, key=lambda p: p.start)
 
 
 def spelled_change(question: str) -> str | None:

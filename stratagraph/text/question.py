@@ -19,10 +19,12 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
+from collections.abc import Sequence
 from typing import Any
 
 from stratagraph.text.lexicon import AMOUNT_PHRASES, AMOUNT_VERBS, AUXILIARIES, QUANTITY_VERBS, HOW_NUMBER, MEASURED_WITH_MODIFIER, NOUN_TYPES, QUESTION_WORDS, STRUCTURAL_NOUNS
 from stratagraph.text.nlp import load_nlp
+from stratagraph.text.periods import find_periods
 
 __all__ = ["LABELS", "LABEL_ALIASES", "Asked", "AnswerType", "asked", "choice_options", "expected_labels", "final_verb", "last_sentence"]
 
@@ -208,7 +210,8 @@ def head_noun(doc: Any, i: int) -> str:
     nouns = [t for t in run_tokens(doc, i) if t.pos_ == "NOUN"]
     if nouns and nouns[-1].lemma_.lower() not in ("name", "type", "kind", "sort"):
         return nouns[-1].lemma_.lower()
-    for chunk in doc.noun_chunks:
+    chunks = list(doc.noun_chunks)
+    for n, chunk in enumerate(chunks):
         if chunk.end <= i or chunk.start > i + 6:
             continue
         if any(t.pos_ == "PRON" for t in chunk) and chunk.root.pos_ == "PRON":
@@ -219,10 +222,26 @@ def head_noun(doc: Any, i: int) -> str:
             obj = next((c for c in of.children if c.dep_ == "pobj"), None) if of is not None else None
             if obj is not None:
                 return obj.lemma_.lower()
-        if root.i == i or root.lower_ in QUESTION_WORDS:
-            continue
+        if root.i == i or root.lower_ in QUESTION_WORDS or _period_before_noun(chunk, chunks[n + 1 :]):
+            continue  # "what was *the FY2024* adopted utilities budget": a period before the noun is no noun asked
         return root.lemma_.lower()
     return ""
+
+
+def _period_before_noun(chunk: Any, after: Sequence[Any]) -> bool:
+    """Whether a noun chunk is only a reporting period that stands before its noun ("what was *the FY2024*
+    adopted utilities budget"), which the small parser takes for a noun phrase of its own: the next chunk
+    follows within two words, without a preposition between, and is no period itself ("the second quarter
+    *of* 2025" asks for the period)."""
+    if not after or not _only_period(chunk) or _only_period(after[0]):
+        return False
+    between = chunk.doc[chunk.end : after[0].start]
+    return len(between) <= 2 and not any(t.pos_ == "ADP" for t in between)
+
+
+def _only_period(chunk: Any) -> bool:
+    words = " ".join(t.text for t in chunk if t.pos_ != "DET")
+    return any(p.start == 0 and p.end >= len(words) for p in find_periods(words)) if words else False
 
 
 def expected_labels(question: str) -> frozenset[str]:

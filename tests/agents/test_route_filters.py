@@ -56,3 +56,9 @@ def test_a_title_a_bare_year_and_values_no_document_holds_together_do_not(letter
 def test_a_period_a_later_report_of_the_same_company_may_restate_is_no_filter(letters_sg: StrataGraph) -> None:
     # Tessel's Q2 letter reports after Q1 FY2025, so it may restate the first quarter: no period filter
     assert _filters(letters_sg, "What was Tessel's revenue in the first quarter of fiscal 2025?") == {"company": "Tessel"}
+
+
+def test_a_question_naming_two_periods_filters_by_neither(letters_sg: StrataGraph) -> None:
+    # the how-to-read clause names the first quarter, the question asks for the half: no one period's letters
+    got = _filters(letters_sg, "Using the restated first-quarter number, what was Tessel's revenue for the first half of fiscal 2025?")
+    assert "quarter" not in got and got.get("company") == "Tessel"

@@ -229,3 +229,18 @@ def test_a_clause_on_how_to_read_the_figures_is_no_part_of_an_operand() -> None:
     assert run is not None and run.operands[0] == "What was Orrin Ferries' revenue in Q1 2025?"
     kept = frame_of("For the Brin library, how much more is budgeted for books than for periodicals?").plan
     assert kept is not None and all(o.startswith("For the Brin library") for o in kept.operands)  # a name, not a how
+
+
+def test_a_period_before_the_noun_is_not_the_noun_asked() -> None:
+    from stratagraph.text.question import asked
+
+    got = asked("What was the FY2023 approved fuel budget for the harbour office?")
+    assert got.type.value == "number" and got.focus == "budget"
+    assert asked("What is the second quarter of 2025?").focus == "quarter"  # the period itself asked
+
+
+def test_a_clause_on_the_current_figures_is_no_part_of_an_operand() -> None:
+    from stratagraph.reading.frame import frame_of
+
+    plan = frame_of("By how much did Orla Mills' revenue change from Q1 2024 to Q2 2024, on the company's current figures?").plan
+    assert plan is not None and plan.operands == ("What is Orla Mills' revenue in Q2 2024?", "What is Orla Mills' revenue in Q1 2024?")

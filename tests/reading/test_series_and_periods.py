@@ -164,3 +164,40 @@ def test_a_month_is_a_date_not_a_reporting_period() -> None:
 
     assert find_periods("What will the hauler charge per ton from July 2025?") == []
     assert [p.text for p in find_periods("What did the board adopt in May 2024 for 2025?")] == ["2025"]
+
+
+def test_an_ordinal_joined_to_its_period_by_a_hyphen_is_that_period() -> None:
+    from stratagraph.text.periods import find_periods
+
+    assert [p.text for p in find_periods("We restated third-quarter 2025 charter income to $4.2 million.")] == ["Q3 2025"]
+    assert [p.text for p in find_periods("First-half 2024 tolls rose.")] == ["H1 2024"]
+
+
+def test_a_period_named_relative_to_the_report_is_that_period() -> None:
+    from stratagraph.text.periods import find_periods
+
+    own = tuple(find_periods("Q2 2025"))
+    s = "Second-quarter tolls were $9.6 million, against $8.8 million in the same quarter last year."
+    assert [p.text for p in periods_of(s, s.index("$9.6"), own)] == ["Q2 2025"]  # the year the report's
+    assert [p.text for p in periods_of(s, s.index("$8.8"), own)] == ["Q2 2024"]
+    s = "Tolls were $9.6 million, up from $9.1 million in the previous quarter and $8.8 million a year earlier."
+    assert [p.text for p in periods_of(s, s.index("$9.1"), own)] == ["Q1 2025"]
+    assert [p.text for p in periods_of(s, s.index("$8.8"), own)] == ["Q2 2024"]
+    assert [p.text for p in periods_of(s, s.index("$9.1"))] == []  # no report period: nothing to count back from
+
+
+def test_a_change_asked_as_which_way_it_went_is_computed_and_says_the_direction() -> None:
+    from stratagraph.reading.frame import frame_of
+
+    f = frame_of("Did spending on harbour dredging go up or down from FY2023 to FY2024, and by how much?")
+    assert f.type.value == "number" and f.plan is not None and f.plan.which_way
+    assert f.plan.operands == ("What is spending on harbour dredging in FY2024?", "What is spending on harbour dredging in FY2023?")
+    f = frame_of("How did Orla Mills' export revenue in Q4 2023 compare with the previous quarter?")
+    assert f.plan is not None and f.plan.operands == ("What is Orla Mills' export revenue in Q4 2023?",
+                                                     "What is Orla Mills' export revenue in Q3 2023?")  # fmt: skip
+    assert frame_of("How does Orla compare with Bree?").plan is None  # no periods: no change to compute
+    assert frame_of("Is the mill up or down the river from Bree?").plan is None
+    ev = [passage("In FY2023 the Harbour Board spent $412 thousand on dredging. In FY2024 the Harbour Board spent $377 "
+                  "thousand on dredging.", title="Harbour Board accounts")]  # fmt: skip
+    got = read("Did the Harbour Board's spending on dredging go up or down from FY2023 to FY2024?", ev)
+    assert got.kind == "computed" and got.answer == "down by $35 thousand"

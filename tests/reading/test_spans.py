@@ -186,3 +186,26 @@ def test_a_rate_asked_by_its_adjective_is_the_figure_per_that_period() -> None:
     assert read("What monthly drift did the clay study measure?", ev).answer.startswith("0.8%")
     ferry = [passage("Over 14 days, the Orrin ferry carried 1,200 passengers a day.", title="Orrin ferry trial", doc="trial.md")]
     assert read("How many passengers did the Orrin ferry carry daily?", ferry).answer.startswith("1,200")
+
+
+def test_restated_to_is_the_new_figure_and_from_or_we_reported_the_old() -> None:
+    ev = [passage("We restated second-quarter 2025 charter revenue to $14.2 million from the $15.0 million we reported in "
+                  "July, and second-quarter freight revenue to $61.7 million.", title="Orrin Q3 2025 call")]  # fmt: skip
+    assert read("What is Orrin's restated second-quarter 2025 charter revenue?", ev).answer == "$14.2 million"
+    ev = [passage("Tolls were $15.0 million as we reported in July.", title="Orrin Q2 2025 report")]
+    assert read("What were Orrin's tolls?", ev).answer == "$15.0 million"  # a figure first published, and no other
+    ev = [passage("At 40 °C the modules kept 91.5 percent of their initial output after 500 hours.", title="Damp heat test")]
+    assert read("What output retention after 500 hours did the damp heat test find?", ev).answer == "91.5 percent"
+
+
+def test_the_people_or_money_a_question_words_its_line_by_need_not_be_written() -> None:
+    from tests.reading.conftest import row_fact
+
+    table = passage("Line item | FY2024 | FY2025\nOvertime; FY2024: 210; FY2025: 236\nFuel; FY2024: 95; FY2025: 101",
+                    title="Pellam Port budget", path=["2 Harbour Division", "2.1 Personnel"])  # fmt: skip
+    facts = {table.chunk_id: [row_fact("Overtime", {"FY2024": ("210", 1000), "FY2025": ("236", 1000)}),
+                              row_fact("Fuel", {"FY2024": ("95", 1000), "FY2025": ("101", 1000)})]}  # fmt: skip
+    got = read("How much overtime has Pellam Port budgeted for its harbour crews in FY2025?", [table], facts)
+    assert got.answer in ("$236 thousand", "$236,000")
+    got = read("How much spending on fuel is in the Harbour Division's FY2025 budget?", [table], facts)
+    assert got.answer in ("$101 thousand", "$101,000")
