@@ -39,7 +39,7 @@ from stratagraph.answers import Citation, Computation, Operand
 from stratagraph.text.amounts import Quantity, parse_quantities, render_amount
 from stratagraph.text.lexicon import AUXILIARIES, CHANGE_WORDS, COMPARE_LESS, COMPARE_MORE, NUMBER_NOUNS, ONLY_ADDING, SUM_WORDS
 from stratagraph.text.nlp import load_nlp
-from stratagraph.text.periods import find_periods, quarter_run, spelled_change
+from stratagraph.text.periods import find_periods, phrase_start, quarter_run, spelled_change
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -69,7 +69,7 @@ _EITHER_WAY_PARTS = re.compile(rf"^\s*(?:did|does|do|has|have|had|was|were|is|ar
 #: out by :func:`stratagraph.text.periods.spelled_change`)
 _COMPARE_PARTS = re.compile(r"^\s*how\s+(?:did|does|do|has|have)\s+(?P<subject>.+?)(?:\s+(?P<rest>(?:from|between)\s.+?))?"
                             r"\s+compare(?:\s+(?:with|to|against)\s+(?P<other>.+?))?\s*\??\s*$", re.IGNORECASE)
-
+#: the same once spelled out ("how did X from Q2 2026 to Q3 2026")
 _SPELLED_PARTS = re.compile(r"^\s*how\s+(?:did|does|do|has|have)\s+(?P<subject>.+?)\s+(?P<rest>from\s.+?)\s*\??\s*$", re.IGNORECASE)
 
 
@@ -219,8 +219,7 @@ def _either_way(question: str) -> Plan | None:
         if not named or not find_periods(other):
             return None
         last = named[-1]
-        before = re.search(r"(?:\b(?:in|for|during|of)\s+)?$", subject[: last.start])
-        head = subject[: before.start() if before else last.start].rstrip()
+        head = subject[: phrase_start(subject, last)].rstrip()
         subject, rest = head + subject[last.end :], f" from {other} to {subject[last.start : last.end]}"
     spelled = f"How much did {subject} change {rest.strip()}?"
     doc = load_nlp()(spelled)

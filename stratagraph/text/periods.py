@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-__all__ = ["Period", "agreement", "find_period", "find_periods", "in_date", "quarter_run", "relative_periods", "spelled_change"]
+__all__ = ["Period", "agreement", "find_period", "find_periods", "in_date", "phrase_start", "quarter_run", "relative_periods", "spelled_change"]
 
 _ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 _YEAR = r"(?:FY\s?'?)?(?:19|20)\d{2}|FY\s?'?\d{2}|fiscal\s+(?:year\s+)?(?:19|20)\d{2}"
@@ -75,6 +75,10 @@ class Period:
         flat = (self.index - 1) + step
         years, index = divmod(flat, per_year)
         return replace(self, index=index + 1, year=None if self.year is None else self.year + years)
+
+    def year_before(self) -> Period:
+        """The same period a year earlier (Q3 2026 -> Q3 2025, H1 2025 -> H1 2024, FY2026 -> FY2025)."""
+        return self.shift(-4 if self.unit == "Q" else -2 if self.unit == "H" else -1)
 
     def agrees(self, other: Period) -> bool | None:
         """Whether two periods can be the same: False when their years differ or both name a quarter (half)
@@ -248,15 +252,19 @@ _A_YEAR_BEFORE = re.compile(
 _A_QUARTER_BEFORE = re.compile(r"\b(?:the\s+)?(?:previous|prior|preceding|last)\s+quarter\b", re.IGNORECASE)
 
 
+def phrase_start(text: str, period: Period) -> int:
+    """Where a period phrase of ``text`` starts with the preposition that introduces it ("revenue *in* Q3
+    2026": the start of "in")."""
+    before = _BEFORE_PERIOD.search(text[: period.start])
+    return before.start() if before and before.group(0) else period.start
+
+
 def relative_periods(text: str, anchor: Period) -> list[Period]:
     """The periods ``text`` names relative to ``anchor``, the period its report (or sentence) is about
     (:data:`_A_YEAR_BEFORE`, :data:`_A_QUARTER_BEFORE`), each at its phrase's place: "revenue was $382.5 million,
     against $348.6 million in the same quarter last year" in a report on Q3 2026 names Q3 2025. A quarter
     before needs an anchor that is a quarter."""
-    out = []
-    for m in _A_YEAR_BEFORE.finditer(text):
-        back = -4 if anchor.unit == "Q" else -2 if anchor.unit == "H" else -1
-        out.append(replace(anchor.shift(back), start=m.start(), end=m.end()))
+    out = [replace(anchor.year_before(), start=m.start(), end=m.end()) for m in _A_YEAR_BEFORE.finditer(text)]
     if anchor.unit == "Q":
         out += [replace(anchor.shift(-1), start=m.start(), end=m.end()) for m in _A_QUARTER_BEFORE.finditer(text)]
     return sorted(out, key=lambda p: p.start)
@@ -278,9 +286,7 @@ def spelled_change(question: str) -> str | None:
         if len(asked) != 1 or (step is not None and asked[0].unit not in ("Q", "H")):
             return None
         p = asked[0]
-        back = step if step is not None else (-4 if p.unit == "Q" else -2 if p.unit == "H" else -1)
-        before = _BEFORE_PERIOD.search(rest[: p.start])
-        head = rest[: before.start() if before and before.group(0) else p.start].rstrip()
-        text = f"{head} from {p.shift(back).text} to {p.text}{rest[p.end :]}"
+        head = rest[: phrase_start(rest, p)].rstrip()
+        text = f"{head} from {(p.shift(step) if step is not None else p.year_before()).text} to {p.text}{rest[p.end :]}"
         return text[:1].upper() + text[1:]
     return None

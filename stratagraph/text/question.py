@@ -16,10 +16,10 @@ sub-question asks for), so both read a question the same way.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from collections.abc import Sequence
 from typing import Any
 
 from stratagraph.text.lexicon import AMOUNT_PHRASES, AMOUNT_VERBS, AUXILIARIES, QUANTITY_VERBS, HOW_NUMBER, MEASURED_WITH_MODIFIER, NOUN_TYPES, QUESTION_WORDS, STRUCTURAL_NOUNS
