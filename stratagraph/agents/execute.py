@@ -279,7 +279,9 @@ def _math(step: Step, lf: LogicalForm, bindings: Mapping[str, Binding], state: M
         comp = compute(lf.operation, figs, absolute=lf.constraints.get("order") == "larger_first")
     except ValueError as exc:
         return Binding(var=lf.var, kind="computed", note=str(exc), source="code"), []
-    return _computed(lf, comp, render(comp, figs, which_way=lf.constraints.get("way") == "which"), figs), []
+    asked = frame_of(step.question).plan  # "how did X in Q3 compare with Q2": the question says it, whoever planned
+    which_way = lf.operation == "difference" and asked is not None and asked.which_way
+    return _computed(lf, comp, render(comp, figs, which_way=which_way), figs), []
 
 
 def _one_row(step: Step, got: Sequence[Binding], figs: list[Figure], state: Mapping[str, Any]) -> list[Figure]:

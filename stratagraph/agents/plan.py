@@ -287,9 +287,8 @@ def rule_plan(nlp: Any, question: str, headings: Sequence[str] = ()) -> tuple[li
         if p.operation in ("greater", "less"):
             deduce = LogicalForm(action="deduce", var="deduce1", operation=p.operation, inputs=[s.var for s in steps])
             return [*steps, deduce, out.model_copy(update={"inputs": ["deduce1"]})], p.reason
-        constraints = {"order": "larger_first"} if p.absolute else {"way": "which"} if p.which_way else {}
         math = LogicalForm(action="math", var="math1", operation=p.operation, inputs=[s.var for s in steps],
-                           constraints=constraints)
+                           constraints={"order": "larger_first"} if p.absolute else {})  # fmt: skip
         return [*steps, math, out.model_copy(update={"inputs": ["math1"]})], p.reason
     whole = [_retrieval("o1", question, "answer"), out.model_copy(update={"inputs": ["o1"]})]
     if frame.threshold is not None:

@@ -57,16 +57,9 @@ _PCT_PHRASE = re.compile(r"\b(?:the )?(?:percentage|percent) (?:change|increase|
 _HOW_CHANGE = re.compile(r"\bhow (?:much |many \w+ )?(?:did|does|do|has|have|had|will|would|is|was)\b|"
                          r"\bwhat (?:is|was|were|are) the (?:[\w-]+ )?(?:change|increase|decrease|growth|rise|decline|drop|fall|"
                          r"gain|reduction) (?:in|of)\b", re.IGNORECASE)  # "what was the (net) change in X from A to B"
-#: a question asking which way an amount moved ("did X *go up or down* from A to B", "did it *rise or fall*",
-#: "how did X in Q3 *compare with* Q2"): a change from A to B, its sign saying which way
-_WAYS = (r"(?:(?:go|goes|went|gone|move|moves|moved)\s+)?(?:up or down|down or up)|(?:rise|increase|grow|climb|gain) or "
-         r"(?:fall|decrease|decline|drop|shrink|lose)|(?:fall|decrease|decline|drop|shrink) or (?:rise|increase|grow|climb)")
-_EITHER_WAY = re.compile(rf"\b(?:{_WAYS})\b", re.IGNORECASE)
-#: the same question as its parts: the amount (subject), the periods after the verb, an "and by how much" tail
-_EITHER_WAY_PARTS = re.compile(rf"^\s*(?:did|does|do|has|have|had|was|were|is|are|will)\s+(?P<subject>.+?)\s+(?:{_WAYS})\b"
-                               r"(?P<rest>.*?)(?:,?\s*and\s+(?:by\s+)?how\s+much\b.*)?\??\s*$", re.IGNORECASE)
-#: "how did X in B compare with A" / "how did X from A to B compare" (a change against the period before, spelled
-#: out by :func:`stratagraph.text.periods.spelled_change`)
+#: a question asking how an amount of one period compared with another's ("how did X in Q3 *compare with* Q2", "how
+#: did X in Q3 compare with the previous quarter", "how did X from A to B compare"; the period before spelled out by
+#: :func:`stratagraph.text.periods.spelled_change`): a change from A to B, its sign saying which way
 _COMPARE_PARTS = re.compile(r"^\s*how\s+(?:did|does|do|has|have)\s+(?P<subject>.+?)(?:\s+(?P<rest>(?:from|between)\s.+?))?"
                             r"\s+compare(?:\s+(?:with|to|against)\s+(?P<other>.+?))?\s*\??\s*$", re.IGNORECASE)
 #: the same once spelled out ("how did X from Q2 2026 to Q3 2026")
@@ -74,9 +67,9 @@ _SPELLED_PARTS = re.compile(r"^\s*how\s+(?:did|does|do|has|have)\s+(?P<subject>.
 
 
 def asks_which_way(question: str) -> bool:
-    """Whether the question asks which way an amount moved and by how much (:data:`_EITHER_WAY`,
-    :data:`_COMPARE_PARTS`)."""
-    return bool(_EITHER_WAY.search(question) or _COMPARE_PARTS.match(question))
+    """Whether the question asks which way an amount moved and by how much (:data:`_COMPARE_PARTS`), a clause
+    on how to read the figures aside (:data:`_HOW_TO_READ`)."""
+    return bool(_COMPARE_PARTS.match(_without_how_to_read(question)))
 
 
 _RATIO = re.compile(r"\bratio of\b|\bhow many times\b", re.IGNORECASE)
@@ -98,7 +91,7 @@ class Plan:
     reason: str = ""
     joined: str = ""  # a sum's coordination as written ("the Streets and Bridges"): it may be one name
     spelled: str = ""  # set when planned from the question's periods (a run of quarters, a change "year over year")
-    which_way: bool = False  # "did X go up or down": the change written as its direction and size ("down by $38")
+    which_way: bool = False  # "how did X in Q3 compare with Q2": the change written as its direction and size ("down by $38")
 
 
 @dataclass(frozen=True)
@@ -158,9 +151,8 @@ def plan(doc: Doc) -> Plan | None:
 
 #: a participial clause set off by a comma that says how to read the figures ("Using the corrected second-quarter
 #: figure, what was ...", "..., based on the restated first-quarter figure?", "..., taking the restatement into
-#: account", "..., on the company's current figures?"): said of one operand at most, and the reader already takes the latest report's figure for each
-_HOW_TO_READ = re.compile(r"(?:^|,)\s*(?:using|based on|taking|on the basis of|on (?:(?:the|its|their|[\w-]+'s?) ){0,2}(?:current|"
-                          r"restated|revised|latest|updated|corrected) (?:figures|numbers|basis))\b[^,?]*(?:,\s*|(?=\?)|$)", re.IGNORECASE)
+#: account"): said of one operand at most, and the reader already takes the latest report's figure for each
+_HOW_TO_READ = re.compile(r"(?:^|,)\s*(?:using|based on|taking|on the basis of)\b[^,?]*(?:,\s*|(?=\?)|$)", re.IGNORECASE)
 
 
 def _without_how_to_read(operand: str) -> str:
@@ -202,12 +194,13 @@ def _share_year(operands: Sequence[str]) -> tuple[str, ...]:
 
 
 def _either_way(question: str) -> Plan | None:
-    """A question asking which way an amount moved ("Did spending on X go up or down from FY2025 to FY2026, and
-    by how much?", "How did X's revenue in Q3 2026 compare with Q2 2026?") as the change it asks, B - A, whose
-    sign says which way: one level question per period ("What is spending on X in FY2025?"); None unless two
-    periods are named ("from A to B", "between A and B", "in B ... with A")."""
-    m = _EITHER_WAY_PARTS.match(question) or _COMPARE_PARTS.match(question)
-    relative = spelled_change(question) if m is not None and m.re is _COMPARE_PARTS else None
+    """A question asking how an amount of one period compared with another's ("How did X's revenue in Q3 2026
+    compare with Q2 2026?") as the change it asks, B - A, whose sign says which way: one level question per
+    period ("What is X's revenue in Q2 2026?"); None unless two periods are named ("in B ... with A", "from A
+    to B", "with the previous quarter")."""
+    question = _without_how_to_read(question)  # "..., using the restated first-quarter figure?"
+    m = _COMPARE_PARTS.match(question)
+    relative = spelled_change(question) if m is not None else None
     if relative is not None:  # "compare with the previous quarter": "how did X from Q2 to Q3"
         m = _SPELLED_PARTS.match(relative)
     if m is None:

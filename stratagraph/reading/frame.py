@@ -197,15 +197,15 @@ def frame_of(question: str) -> Frame:
     quantifier = next((QUANTIFIERS[w] if QUANTIFIERS[w] is not None else "all" for w in
                        (t.lower_ for t in doc) if w in QUANTIFIERS), None)  # fmt: skip
     threshold = _threshold(question) if what.focus == "many" else None
-    either_way = asks_which_way(question)
+    compared = asks_which_way(question)
     computation = plan(doc) if threshold is None else None  # "how many items exceed $500": a count, no difference
     if threshold is None and (what.type == AnswerType.NUMBER or money) and not superlative:
-        computation = _over_periods(question, changed=bool(words & CHANGE_WORDS) or either_way) or computation
+        computation = _over_periods(question, changed=bool(words & CHANGE_WORDS) or compared) or computation
     source = _source(doc)
     return Frame(
         question=question,
-        type=AnswerType.NUMBER if either_way and computation is not None else what.type,  # "did X go up or down,
-        # and by how much": the signed change answers both
+        type=AnswerType.NUMBER if compared and computation is not None else what.type,  # "how did X in Q3
+        # compare with Q2": the signed change answers it
         focus=what.focus,
         options=what.options,
         names=tuple(names),
@@ -214,7 +214,7 @@ def frame_of(question: str) -> Frame:
         nouns=frozenset(nouns),
         measures=measures,
         unit=unit,
-        change=bool(words & CHANGE_WORDS) or either_way,
+        change=bool(words & CHANGE_WORDS) or compared,
         money=money,
         percent=bool(_PERCENT.search(question)) or part,
         periods=periods,

@@ -702,7 +702,6 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
     best: _Best | None = None
     typeless = False
     weights = specificity(frame, sents)
-    stretch = stretch_words(frame, weights)
     for s in sents:
         score, a, r = score_sentence(s, frame, weights)
         if (frame.names and a < MIN_ABOUT) or r < min_relation:
@@ -728,8 +727,7 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
             typeless = True
             continue
         scored = sorted(((c.fit * period_factor(s, c.start, frame) * version_factor(s, c.start, frame) * cited(s, c, frame) * per_rate(s, c, frame)
-                          * own_stretch(s, c, cands, frame, stretch) * (NEAR_BASE + nearness(s, c, anchors, frame)), c)
-                         for c in cands), key=lambda p: (-p[0], p[1].start))  # fmt: skip
+                          * (NEAR_BASE + nearness(s, c, anchors, frame)), c) for c in cands), key=lambda p: (-p[0], p[1].start))  # fmt: skip
         top, cand = scored[0]
         text = s.passage.text[cand.start : cand.end].strip().casefold()
         rival = next((x for x, c in scored[1:] if s.passage.text[c.start : c.end].strip().casefold() != text), 0.0)
@@ -747,37 +745,6 @@ def best_candidate(frame: Frame, sents: Sequence[Sentence], min_relation: float 
             best = _Best(total, s, cand, rival >= AMBIGUOUS * top and not s.is_row,
                          f"about {a:.2f}, relation {r:.2f}, fit {cand.fit:.2f}")  # fmt: skip
     return best, typeless
-
-
-#: within a prose sentence of several figures, a figure's weight before the question's words in its own stretch
-#: count (ours)
-STRETCH_BASE = 0.5
-
-
-def stretch_words(frame: Frame, weights: dict[str, float]) -> list[tuple[frozenset[str], float]]:
-    """The words :func:`own_stretch` looks for, each as its forms with its weight: the relation words by
-    :func:`specificity`, the names' words as much as a relation word on average (once per question)."""
-    words = [(forms(w), weights.get(w, 0.0)) for w in frame.relation]
-    mean = sum(v for _, v in words) / len(words) if any(v for _, v in words) else 1.0
-    return words + [(f, mean) for name in frame.names for f in content_forms(name.text)]
-
-
-def own_stretch(s: Sentence, cand: Candidate, cands: Sequence[Candidate], frame: Frame,
-                words: Sequence[tuple[frozenset[str], float]]) -> float:
-    """A number's weight by the question's words in its own stretch of a sentence of several figures, from the
-    figure before it (or the sentence's start) to the one after it (or the sentence's end): :data:`STRETCH_BASE`
-    plus the weighted share of the question's words (:func:`stretch_words`) the stretch holds. "restated Warehousing revenue to $88.1 million ..., and Road Freight revenue to
-    $223.1 million": for Warehousing revenue, the first. 1 for a table row, a question for no number, or a
-    sentence of one figure."""
-    if s.is_row or frame.type != AnswerType.NUMBER or len(cands) < 2:
-        return 1.0
-    start = max((c.end for c in cands if c.end <= cand.start), default=s.start)
-    end = min((c.start for c in cands if c.start >= cand.end), default=s.end)
-    held = word_forms(s.passage.text[start : cand.start] + " " + s.passage.text[cand.end : end])
-    total = sum(v for _, v in words)
-    if not total:
-        return 1.0
-    return STRETCH_BASE + sum(v for f, v in words if f & held) / total
 
 
 #: what being an argument of an asked verb weighs in a candidate's total (ours)

@@ -237,10 +237,3 @@ def test_a_period_before_the_noun_is_not_the_noun_asked() -> None:
     got = asked("What was the FY2023 approved fuel budget for the harbour office?")
     assert got.type.value == "number" and got.focus == "budget"
     assert asked("What is the second quarter of 2025?").focus == "quarter"  # the period itself asked
-
-
-def test_a_clause_on_the_current_figures_is_no_part_of_an_operand() -> None:
-    from stratagraph.reading.frame import frame_of
-
-    plan = frame_of("By how much did Orla Mills' revenue change from Q1 2024 to Q2 2024, on the company's current figures?").plan
-    assert plan is not None and plan.operands == ("What is Orla Mills' revenue in Q2 2024?", "What is Orla Mills' revenue in Q1 2024?")

@@ -241,6 +241,27 @@ def test_the_models_plan_is_run_in_code_against_scripted_http_server(
     assert OVERTIME in user_text(chat_server.requests[0])
 
 
+def test_a_change_asked_which_way_says_its_direction_whoever_planned_it_against_scripted_http_server(
+    examples_home: Path, chat_server: ScriptedChatServer
+) -> None:
+    """The direction of a change is said by the question, so the model's plan (a bare Math difference) is
+    written as the rules' plan is: "down by ..."."""
+    question = "How did the Police Department's overtime in FY2025 compare with FY2024?"
+    plan = {"steps": [
+        _step("Retrieval", "o1", question="What is the Police Department's FY2024 overtime?", subject="Police Department",
+              predicate="overtime", constraints=["period=FY2024"], numeric=True),
+        _step("Retrieval", "o2", question="What is the Police Department's FY2025 overtime?", subject="Police Department",
+              predicate="overtime", constraints=["period=FY2025"], numeric=True),
+        _step("Math", "math1", inputs=["o2", "o1"], operation="difference"),
+        _step("Output", "out", inputs=["math1"]),
+    ]}  # fmt: skip
+    chat_server.responder = _by_schema({"KagPlan": Reply.json(plan), "KagJudgement": Reply.json({"answered": True, "missing": ""})})
+    with _llm_sg(chat_server, examples_home) as sg:
+        answer = sg.ask(question, "kag")
+    assert answer.trace[0].llm and answer.computed is not None and answer.computed.result == Decimal(-150000)
+    assert answer.answer == "down by $150 thousand"
+
+
 def test_reflection_asks_a_supplementary_question_and_a_second_round_uses_the_memory_against_scripted_http_server(
     examples_home: Path, chat_server: ScriptedChatServer
 ) -> None:
