@@ -1,15 +1,19 @@
-"""``default`` on synthetic stores of growing size: the whole-graph walk and the local push side by side.
+"""Every strategy on synthetic stores of growing size: latency, memory, the first query after a write.
 
-    .venv/bin/python benchmarks/scale.py [--sizes 20000,200000] [--queries 40] [--root DIR] [--json]
+    .venv/bin/python benchmarks/scale.py [--sizes 20000,200000] [--queries 40] [--strategies ...] [--local]
+        [--root DIR] [--work DIR] [--json]
 
 For each size, the store of ``benchmarks/synth.py`` (seed 0) is built once under ``<root>/synth-<size>`` and
-reused on later runs. Then, for each path, a fresh query process opens it and asks ``default`` ``--queries``
-questions about entities drawn by the store's own popularity (hubs and tail names alike, half of them naming a
-page): ``whole`` walks by power iteration over the whole-graph index (``local_walk_facts`` above the store's
-size), ``local`` by push from the seeds over neighbourhood reads (``local_walk_facts=0``). Reported per path:
-the first query (it builds the per-generation caches), p50 and p95 of the rest, and the query process's peak
-RSS. Prints a Markdown table, or with ``--json``
-``{"sizes": {"20000": {"build": {...}, "whole": {...}, "local": {...}}, ...}}``.
+reused on later runs. A fresh query process opens it and asks each strategy ``--queries`` questions about
+entities drawn by the store's own popularity (hubs and tail names alike, half of them naming a page), after one
+first question that builds what the strategy derives per graph generation. Reported: per strategy the first
+query and p50 / p95 of the rest; the query process's peak RSS (``rss_mb``, after every strategy ran) and its
+RSS after ``default`` alone; and the first query of ``default`` after another process wrote one document
+(``first_query_after_write_ms``, the indexes updated from the change feed; below). With ``--local``, ``default``
+is asked again in a third process with the walk by local push over neighbourhood reads (``local_walk_facts=0``).
+Prints a Markdown table, or with ``--json``
+``{"sizes": {"20000": {"rss_mb": ..., "first_query_after_write_ms": ..., "strategies": {"default": {"p50_ms": ...,
+"p95_ms": ..., "first_query_ms": ...}, ...}, "build": {...}, ...}, ...}}``.
 
 ``--after-write`` measures instead the first query after another process's write, with the per-generation
 indexes read whole (``full``, ``incremental_index=False``) and updated from the store's change feed
@@ -43,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synth  # noqa: E402
 
 PATHS = {"whole": None, "local": 0}
+STRATEGIES = "default,vector,lexical,rrf,hybrid,dual_path,traversal,ppr,lesegr,top_down,bottom_up"
 TEMPLATES = ["Who founded {}?", "Where was {} born?", "What did {} write?", "Who succeeded {} and {}?"]
 
 
@@ -57,27 +62,36 @@ def questions(facts: int, n: int, seed: int = 1) -> list[str]:
     return out
 
 
-def worker(home: Path, facts: int, local_walk_facts: int | None, n: int) -> dict:
-    """One query process: ``n`` + 1 questions to ``default``; latencies and peak RSS."""
+def worker(home: Path, facts: int, local_walk_facts: int | None, n: int, strategies: list[str]) -> dict:
+    """One query process: ``n`` + 1 questions to each strategy in turn; latencies and peak RSS."""
     from stratagraph.config import Settings
     from stratagraph.retrieval import retrieve
     from stratagraph.services import Services
 
     svc = Services(Settings(home=home, local_walk_facts=local_walk_facts))
+    out: dict = {"strategies": {}}
     try:
         ctx = svc.new_retrieval()
         qs = questions(facts, n + 1)
-        ms = []
-        for q in qs:
-            started = time.perf_counter()
-            retrieve(ctx, "default", q, k=5)
-            ms.append((time.perf_counter() - started) * 1000)
+        for strategy in strategies:
+            ms = []
+            for q in qs:
+                started = time.perf_counter()
+                retrieve(ctx, strategy, q, k=5)
+                ms.append((time.perf_counter() - started) * 1000)
+            rest = np.asarray(ms[1:])
+            out["strategies"][strategy] = {"first_query_ms": round(ms[0]), "p50_ms": round(float(np.percentile(rest, 50)), 1),
+                                           "p95_ms": round(float(np.percentile(rest, 95)), 1)}  # fmt: skip
+            if strategy == "default":
+                out["rss_after_default_mb"] = peak_rss_mb()
     finally:
         svc.close()
-    rest = np.asarray(ms[1:])
-    return {"first_query_ms": round(ms[0]), "p50_ms": round(float(np.percentile(rest, 50)), 1),
-            "p95_ms": round(float(np.percentile(rest, 95)), 1),
-            "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}  # fmt: skip
+    out["rss_mb"] = peak_rss_mb()
+    return out
+
+
+def peak_rss_mb() -> int:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
 REWRITE = r"""
@@ -129,24 +143,29 @@ def after_write_worker(home: Path, facts: int, incremental: bool, doc: int) -> d
 
 
 def run_after_write(size: int, root: Path, work: Path) -> dict:
+    out: dict = {"build": synth.build(size, root / f"synth-{size}")}
+    for doc, (mode, incremental) in enumerate((("full", False), ("incremental", True))):
+        out[mode] = after_write(size, root, work, mode, incremental, doc)
+    return out
+
+
+def after_write(size: int, root: Path, work: Path, mode: str, incremental: bool, doc: int) -> dict:
+    """One query process on a copy of the size's store (made once): a question, another process's write of
+    document ``doc``, the next question, timed."""
     import shutil
 
     from stratagraph.graph_store import SQLiteGraphStore
 
-    source = root / f"synth-{size}"
-    out: dict = {"build": synth.build(size, source)}
     home = work / f"synth-{size}-after-write"
     if not home.exists():
-        shutil.copytree(source, home)
+        shutil.copytree(root / f"synth-{size}", home)
     SQLiteGraphStore(home / "graph.sqlite").close()  # any schema migration happens here, not in a timed query
-    for doc, (mode, incremental) in enumerate((("full", False), ("incremental", True))):
-        cmd = [sys.executable, __file__, "--after-write-worker", str(home), "--facts", str(size),
-               "--incremental", str(int(incremental)), "--doc", str(doc)]  # fmt: skip
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=3600)
-        if proc.returncode != 0:
-            raise RuntimeError(f"query process failed ({mode}, {size}):\n{proc.stderr[-3000:]}")
-        out[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return out
+    cmd = [sys.executable, __file__, "--after-write-worker", str(home), "--facts", str(size),
+           "--incremental", str(int(incremental)), "--doc", str(doc)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=3 * 3600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"query process failed ({mode}, {size}):\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def after_write_table(report: dict) -> str:
@@ -162,26 +181,34 @@ def after_write_table(report: dict) -> str:
     return "\n".join(lines)
 
 
-def run_size(size: int, root: Path, n: int) -> dict:
+def run_size(size: int, root: Path, n: int, strategies: list[str], work: Path, local: bool) -> dict:
     out: dict = {"build": synth.build(size, root / f"synth-{size}")}
-    for path, threshold in PATHS.items():
+    runs = [("whole", None, strategies)] + ([("local", 0, ["default"])] if local else [])
+    for path, threshold, asked in runs:
         cmd = [sys.executable, __file__, "--worker", str(root / f"synth-{size}"), "--facts", str(size),
-               "--threshold", str(threshold), "--queries", str(n)]  # fmt: skip
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=3600)
+               "--threshold", str(threshold), "--queries", str(n), "--strategies", ",".join(asked)]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=3 * 3600)
         if proc.returncode != 0:
             raise RuntimeError(f"query process failed ({path}, {size}):\n{proc.stderr[-3000:]}")
         out[path] = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["strategies"] = out["whole"]["strategies"]
+    out["rss_mb"], out["rss_after_default_mb"] = out["whole"]["rss_mb"], out["whole"].get("rss_after_default_mb")
+    out["after_write"] = after_write(size, root, work, "incremental", True, doc=0)
+    out["first_query_after_write_ms"] = out["after_write"]["first_query_after_write_ms"]
     return out
 
 
 def table(report: dict) -> str:
-    lines = ["| facts | nodes | edges | store MB | path | first query ms | p50 ms | p95 ms | peak RSS MB |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| facts | nodes | edges | store MB | peak RSS MB (after default) | first query after write ms | strategy | first query ms | p50 ms | p95 ms |",
+             "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for size, row in report["sizes"].items():
         b = row["build"]
-        for path in PATHS:
-            r = row[path]
-            lines.append(f"| {size} | {sum(b['nodes'].values())} | {sum(b['edges'].values())} | {b['store_mb']} | {path} | "
-                         f"{r['first_query_ms']} | {r['p50_ms']} | {r['p95_ms']} | {r['rss_mb']} |")
+        runs = [(name, r) for name, r in row["strategies"].items()]
+        runs += [("default, local push", row["local"]["strategies"]["default"])] if "local" in row else []
+        for i, (name, r) in enumerate(runs):
+            head = (f"| {size} | {sum(b['nodes'].values())} | {sum(b['edges'].values())} | {b['store_mb']} | "
+                    f"{row['rss_mb']} ({row['rss_after_default_mb']}) | {row['first_query_after_write_ms']} |") if i == 0 else "| | | | | | |"  # fmt: skip
+            lines.append(f"{head} {name} | {r['first_query_ms']} | {r['p50_ms']} | {r['p95_ms']} |")
     return "\n".join(lines)
 
 
@@ -190,8 +217,11 @@ def main() -> int:
     parser.add_argument("--sizes", default="20000,200000")
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1] / ".stratagraph" / "scale")
+    parser.add_argument("--strategies", default=STRATEGIES)
+    parser.add_argument("--local", action="store_true", help="also default with the walk by local push")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--after-write", action="store_true", help="the first query after another process's write")
+    parser.add_argument("--after-write", action="store_true", help="only the first query after another process's write, "
+                        "with the indexes read whole and updated from the change feed side by side")  # fmt: skip
     parser.add_argument("--work", type=Path, help="where --after-write copies the stores it writes to (default --root)")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--after-write-worker", type=Path, help=argparse.SUPPRESS)
@@ -201,7 +231,7 @@ def main() -> int:
     parser.add_argument("--threshold", type=lambda v: None if v == "None" else int(v), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker is not None:
-        print(json.dumps(worker(args.worker, args.facts, args.threshold, args.queries)))
+        print(json.dumps(worker(args.worker, args.facts, args.threshold, args.queries, args.strategies.split(","))))
         return 0
     if args.after_write_worker is not None:
         print(json.dumps(after_write_worker(args.after_write_worker, args.facts, bool(args.incremental), args.doc)))
@@ -214,7 +244,7 @@ def main() -> int:
         print(json.dumps(report) if args.json else after_write_table(report))
         return 0
     for size in (int(s) for s in args.sizes.split(",")):
-        report["sizes"][str(size)] = run_size(size, args.root, args.queries)
+        report["sizes"][str(size)] = run_size(size, args.root, args.queries, args.strategies.split(","), args.work or args.root, args.local)
         print(json.dumps({size: report["sizes"][str(size)]}), file=sys.stderr, flush=True)  # kept if a later size fails
     print(json.dumps(report) if args.json else table(report))
     return 0

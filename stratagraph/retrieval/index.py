@@ -27,6 +27,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -88,6 +90,37 @@ _ROW: dict[str, Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {  # a node tupl
 INCREMENTAL_SHARE = 0.25
 
 
+_TABLES = tuple(columns[0] for columns in _COLUMNS.values())
+
+
+def _positions(table: NodeTable, ids: Iterable[str], n: int) -> np.ndarray:
+    """The positions of ``ids`` in ``table`` (-1 for an id not in it)."""
+    return np.fromiter(map(table.pos.get, ids, repeat(-1)), dtype=np.int64, count=n)
+
+
+def _renumbered(positions: np.ndarray, moved: np.ndarray | None) -> np.ndarray:
+    """``positions`` in a table renumbered by ``moved`` (None: the table did not change); -1 stays -1."""
+    if moved is None:
+        return positions
+    if not len(moved):  # the table was empty: no position was in it
+        return np.full(len(positions), -1, dtype=np.int64)
+    return np.where(positions >= 0, moved[np.maximum(positions, 0)], -1)
+
+
+def _moved(table: NodeTable, new: NodeTable, drop: Sequence[int], points: Sequence[int], added: Sequence[str]) -> np.ndarray:
+    """Old position -> new position of each node of ``table`` after :func:`_splice` dropped ``drop`` and
+    inserted ``added`` at ``points`` (-1 when dropped; a node dropped and added again has its new place)."""
+    dropped = np.zeros(len(table), dtype=bool)
+    dropped[np.asarray(drop, dtype=np.int64)] = True
+    kept = np.flatnonzero(~dropped)
+    out = np.full(len(table), -1, dtype=np.int64)
+    out[kept] = np.arange(len(kept)) + np.searchsorted(np.asarray(points, dtype=np.int64), np.arange(len(kept)), side="right")
+    for node in added:
+        if node in table.pos:
+            out[table.pos[node]] = new.pos[node]
+    return out
+
+
 def _splice(column: Any, drop: Sequence[int], points: Sequence[int], values: Sequence[Any]) -> Any:
     """``column`` without the positions ``drop`` (ascending), then with ``values[i]`` inserted before
     position ``points[i]`` of what is left (``points`` non-decreasing): slices, not a loop over the column."""
@@ -137,6 +170,14 @@ class GraphIndex:
     edges: dict[EdgeType, list[EdgeRow]] = field(default_factory=dict)
     entity_type: list[str] = field(default_factory=list)  # the entity's type ("PERSON", "GPE", an LLM's "LOCATION"...)
     edge_keys: dict[EdgeType, list[str]] = field(default_factory=dict)  # each edge's key, aligned with ``edges``
+    _positions: dict[tuple[EdgeType, str, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = field(
+        default_factory=dict, init=False, repr=False
+    )  # edge_positions of every edge (-1: an end not in its table), kept for the index's life and carried by apply
+    #: set by :meth:`apply`: the generation this index was updated from, and per node table that changed, each
+    #: old position's new one (-1: gone) and the ids written anew, so that what is derived per table (fact
+    #: vectors) can be carried over as well
+    updated_from: int | None = field(default=None, init=False, repr=False)
+    renumbered: dict[str, tuple[np.ndarray, list[str]]] = field(default_factory=dict, init=False, repr=False)
 
     # ---------------------------------------------------------------- building
     @classmethod
@@ -183,6 +224,7 @@ class GraphIndex:
         for rows in changes.nodes.values():
             gone.update(r[0] for r in rows)
         values: dict[str, Any] = {}
+        renumber: dict[str, tuple[NodeTable, list[int], list[int], list[str]]] = {}
         for label in FIELDS:
             table_name, *columns = _COLUMNS[label]
             table: NodeTable = getattr(self, table_name)
@@ -196,10 +238,12 @@ class GraphIndex:
             points = [bisect_left(ids, r[0]) for r in added]
             ids = _splice(ids, (), points, [r[0] for r in added])
             values[table_name] = NodeTable(ids, dict(zip(ids, range(len(ids)))))
+            renumber[table_name] = (table, drop, points, [r[0] for r in added])
             converted = [_ROW[label](r) for r in added]
             for c, name in enumerate(columns):
                 values[name] = _splice(getattr(self, name), drop, points, [v[c] for v in converted])
         edges, keys = dict(self.edges), dict(self.edge_keys)
+        spliced: dict[EdgeType, Any] = {}
         by_type: dict[EdgeType, tuple[set[tuple[str, str, str]], list[Any]]] = {}
         for e in changes.deleted_edges:
             by_type.setdefault(e.type, (set(), []))[0].add((e.src, e.dst, e.key))
@@ -226,12 +270,18 @@ class GraphIndex:
             ]
             new_rows = _splice(kept_rows, (), points, [EdgeRow(e.type, e.src, e.dst, float(e.weight)) for e in added])
             new_keys = _splice(kept_keys, (), points, [e.key for e in added])
+            spliced[type_] = (drop, points, added)
             if new_rows:
                 edges[type_], keys[type_] = new_rows, new_keys
             else:
                 edges.pop(type_, None)
                 keys.pop(type_, None)
-        return type(self)(generation=changes.generation, edges=edges, edge_keys=keys, **values)
+        out = type(self)(generation=changes.generation, edges=edges, edge_keys=keys, **values)
+        moved = {name: _moved(old, values[name], *rest) for name, (old, *rest) in renumber.items()}
+        out._carried(self, moved, spliced)
+        out.updated_from = self.generation
+        out.renumbered = {name: (moved[name], renumber[name][3]) for name in moved}
+        return out
 
     def edges_of(self, *types: EdgeType) -> list[EdgeRow]:
         """The edges of ``types``, each type in canonical order, types in the order given."""
@@ -340,20 +390,51 @@ class GraphIndex:
         return {d for d, meta in zip(self.documents.ids, self.doc_metadata, strict=True) if matches(meta, filters)}
 
     # ---------------------------------------------------------------- helpers
-    def _pairs(self, type_: EdgeType, rows: NodeTable, cols: NodeTable) -> tuple[list[int], list[int], list[float]]:
-        r, c, w = [], [], []
-        for e in self.edges.get(type_, ()):
-            i, j = rows.pos.get(e.src), cols.pos.get(e.dst)
-            if i is not None and j is not None:
-                r.append(i)
-                c.append(j)
-                w.append(e.weight)
-        return r, c, w
+    def edge_positions(self, type_: EdgeType, rows: NodeTable, cols: NodeTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The ``type_`` edges as row positions in ``rows``, column positions in ``cols`` and weights, in edge
+        order, those whose ends are not in the two tables left out. Read once per index with the lookups
+        mapped in C (the walk matrix, the bipartite index and the layer matrices share them), and carried to
+        the next generation's index by :meth:`apply` at the cost of the change."""
+        memo = (type_, self._table_name(rows), self._table_name(cols))
+        if memo not in self._positions:
+            edges = self.edges.get(type_, ())
+            self._positions[memo] = (_positions(rows, map(itemgetter(1), edges), len(edges)),
+                                     _positions(cols, map(itemgetter(2), edges), len(edges)),
+                                     np.fromiter(map(itemgetter(3), edges), dtype=np.float64, count=len(edges)))  # fmt: skip
+        r, c, w = self._positions[memo]
+        keep = (r >= 0) & (c >= 0)
+        return (r, c, w) if keep.all() else (r[keep], c[keep], w[keep])
+
+    def _table_name(self, table: NodeTable) -> str:
+        name = next((t for t in _TABLES if getattr(self, t) is table), None)
+        if name is None:
+            raise ValueError("edge_positions reads the index's own node tables")
+        return name
+
+    def _carried(self, previous: GraphIndex, moved: Mapping[str, np.ndarray], spliced: Mapping[EdgeType, Any]) -> None:
+        """Take ``previous``'s edge positions over into this index (its next generation): positions renumbered
+        by ``moved`` (per changed table: old position -> new, -1 when gone), edges spliced as the edge lists
+        were (``spliced``: per changed type, the dropped indexes, insertion points and added edges)."""
+        for (type_, rn, cn), (r, c, w) in previous._positions.items():
+            rows, cols = getattr(self, rn), getattr(self, cn)
+            r, c = _renumbered(r, moved.get(rn)), _renumbered(c, moved.get(cn))
+            if type_ in spliced:
+                drop, points, added = spliced[type_]
+                d = np.asarray(drop, dtype=np.int64)
+                at = np.asarray(points, dtype=np.int64)
+                r = np.insert(np.delete(r, d), at, _positions(rows, (e.src for e in added), len(added)))
+                c = np.insert(np.delete(c, d), at, _positions(cols, (e.dst for e in added), len(added)))
+                w = np.insert(np.delete(w, d), at, np.array([float(e.weight) for e in added], dtype=np.float64))
+            edges = self.edges.get(type_, ())
+            for ends, table, name, field_ in ((r, rows, rn, 1), (c, cols, cn, 2)):
+                missing = np.flatnonzero(ends < 0) if name in moved else ()
+                if len(missing):  # an end that was in no table before may be in it now
+                    ends[missing] = _positions(table, (edges[i][field_] for i in missing.tolist()), len(missing))
+            self._positions[(type_, rn, cn)] = (r, c, w)
 
     def _weighted(self, type_: EdgeType, rows: NodeTable, cols: NodeTable, ones: bool = False) -> csr_matrix:
-        r, c, w = self._pairs(type_, rows, cols)
-        values = np.ones(len(r)) if ones else np.asarray(w, dtype=np.float64)
-        m = csr_matrix((values, (np.asarray(r, dtype=np.int64), np.asarray(c, dtype=np.int64))), shape=(len(rows), len(cols)))
+        r, c, w = self.edge_positions(type_, rows, cols)
+        m = csr_matrix((np.ones(len(r)) if ones else w, (r, c)), shape=(len(rows), len(cols)))
         m.sum_duplicates()
         return m
 
@@ -409,17 +490,20 @@ def personalized_pagerank(
 def column_stochastic(pairs: Mapping[tuple[int, int], float], n: int) -> tuple[csr_matrix, np.ndarray]:
     """The undirected walk over weighted node pairs (both directions, self-pairs dropped), as a
     column-stochastic float32 CSR matrix, and the mask of nodes without edges."""
-    rows: list[int] = []
-    cols: list[int] = []
-    vals: list[float] = []
-    for (a, b), w in pairs.items():
-        if a == b:
-            continue
-        rows += [a, b]
-        cols += [b, a]
-        vals += [w, w]
-    adj = csr_matrix((np.asarray(vals, dtype=np.float32), (rows, cols)), shape=(n, n))
+    keys = np.fromiter((k for pair in pairs for k in pair), dtype=np.int64, count=2 * len(pairs)).reshape(-1, 2)
+    weights = np.fromiter(pairs.values(), dtype=np.float64, count=len(pairs))
+    return walk_matrix(keys[:, 0], keys[:, 1], weights, n)
+
+
+def walk_matrix(rows: np.ndarray, cols: np.ndarray, weights: np.ndarray, n: int) -> tuple[csr_matrix, np.ndarray]:
+    """:func:`column_stochastic` of the pairs ``(rows[i], cols[i])`` with ``weights[i]`` (a pair given twice
+    counts twice; the reverse of a pair is another pair)."""
+    off = rows != cols
+    rows, cols, weights = rows[off], cols[off], weights[off]
+    adj = csr_matrix((np.concatenate([weights, weights]), (np.concatenate([rows, cols]), np.concatenate([cols, rows]))),
+                     shape=(n, n))  # fmt: skip
     adj.sum_duplicates()
+    adj = adj.astype(np.float32)
     out_weight = np.asarray(adj.sum(axis=0)).ravel()  # symmetric: column sums = row sums
     dangling = out_weight == 0
     scale = np.divide(1.0, out_weight, out=np.zeros(n, dtype=np.float32), where=~dangling).astype(np.float32)

@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,7 +82,7 @@ from scipy.sparse import csr_matrix
 from stratagraph.graph_store.base import ScoredId
 from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, Scored, rrf
 from stratagraph.retrieval.decompose import SubQuery, chain_length, decompose
-from stratagraph.retrieval.index import GraphIndex, PageRankParams, column_stochastic, personalized_pagerank, rank_positions
+from stratagraph.retrieval.index import GraphIndex, NodeTable, PageRankParams, personalized_pagerank, rank_positions, walk_matrix
 from stratagraph.retrieval.lexical import bm25
 from stratagraph.retrieval.neighbourhood import WALKED, StoreWalk, document_of
 from stratagraph.retrieval.push import local_pagerank
@@ -182,12 +182,12 @@ class WalkGraph:
     """The undirected weighted graph PPR walks, as a column-stochastic CSR matrix."""
 
     ids: list[str]
-    index: dict[str, int]
+    index: Mapping[str, int]  # node id -> position (nodes on no walked edge, other than chunks, are not in it)
     is_chunk: np.ndarray  # bool per node
     transition: csr_matrix  # P[i, j] = probability of stepping j -> i
     dangling: np.ndarray  # nodes without edges
     chunk_count: np.ndarray  # per entity: chunks that mention it (0 for others)
-    mentions: dict[str, list[str]]  # chunk -> entities it mentions
+    mentions: Mapping[str, Sequence[str]]  # chunk -> entities it mentions
     pages: dict[str, list[str]]  # entity -> chunks of its own pages (DESCRIBED_BY)
     page_chunks: dict[str, list[str]]  # document or section id -> its chunks (a section: its own, HAS_CHUNK)
     doc_count: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per entity: documents mentioning it
@@ -215,31 +215,110 @@ def walk_pairs(
 
 
 def build_walk_graph(index: GraphIndex, described_by_weight: float = 2.0) -> WalkGraph:
-    """The walk matrix over the shared index's chunk, entity and fact layers (no store read)."""
-    chunk_set = set(index.chunks.ids)
-    pairs, mentions, pages = walk_pairs(index, described_by_weight)
-    ids = sorted(chunk_set | {n for pair in pairs for n in pair})
-    pos = {nid: i for i, nid in enumerate(ids)}
-    n = len(ids)
-    is_chunk = np.array([nid in chunk_set for nid in ids], dtype=bool)
-    transition, dangling = column_stochastic({(pos[a], pos[b]): w for (a, b), w in pairs.items()}, n)
-    # chunks mentioning each entity (MENTIONS edges are chunk -> entity)
+    """The walk matrix over the shared index's chunk, entity and fact layers (no store read): the pairs of
+    :func:`walk_pairs`, the same matrix entry for entry, built from the index's edge positions
+    (:meth:`GraphIndex.edge_positions`, carried over from the last generation after a write) in array
+    operations, not a loop over the pairs (BENCHMARKS.md, issue 21). Nodes are the chunks, then the entities,
+    then the facts, each table in its own (sorted) order; an entity or fact on no walked edge is kept as an
+    empty row and is not in ``index``, so no seed lands on it."""
+    tables = (index.chunks, index.entities, index.facts)
+    offset = dict(zip(("chunk", "entity", "fact"), np.cumsum([0, len(index.chunks), len(index.entities)]).tolist(), strict=True))
+    n = sum(len(t) for t in tables)
+    parts = []
+    for type_, (src, dst) in WALK_ENDS.items():
+        r, c, w = index.edge_positions(type_, getattr(index, TABLE[src]), getattr(index, TABLE[dst]))
+        parts.append((r + offset[src], c + offset[dst], w if type_ == EdgeType.MENTIONS else np.ones(len(r))))
+    pages: dict[str, list[str]] = defaultdict(list)
+    page_rows: list[int] = []
+    page_cols: list[int] = []
+    for e in index.edges.get(EdgeType.DESCRIBED_BY, ()):
+        i = index.entities.pos.get(e.src)
+        for cid in index.page_chunks(e.dst):
+            pages[e.src].append(cid)
+            if i is not None:
+                page_rows.append(offset["entity"] + i)
+                page_cols.append(index.chunks.pos[cid])
+    parts.append((np.asarray(page_rows, dtype=np.int64), np.asarray(page_cols, dtype=np.int64), np.full(len(page_rows), described_by_weight)))
+    rows, cols, weights = (np.concatenate(x) for x in zip(*parts, strict=True))
+    transition, dangling = walk_matrix(rows, cols, weights, n)
+    ids = [i for t in tables for i in t.ids]
+    on_edge = np.zeros(n, dtype=bool)
+    on_edge[rows] = on_edge[cols] = True
+    on_edge[: len(index.chunks)] = True  # every chunk is a node (HippoRAG's passage nodes)
+    pos = WalkPositions((index.chunks, index.entities, index.facts), on_edge)
+    is_chunk = np.zeros(n, dtype=bool)
+    is_chunk[: len(index.chunks)] = True
+    # per entity: the distinct chunks and documents that mention it (MENTIONS edges are chunk -> entity)
+    mentioning = index.chunk_entity.tocoo()
     chunk_count = np.zeros(n)
-    for a, b in pairs:
-        if a in chunk_set and b.startswith("ent:"):
-            chunk_count[pos[b]] += 1
-    page_chunks = {**index.doc_chunks, **index.section_chunks}
-    docs_of: dict[str, set[str]] = defaultdict(set)
-    for cid, ents in mentions.items():
-        for ent in ents:
-            docs_of[ent].add(document_of(cid))
+    chunk_count[offset["entity"] : offset["fact"]] = np.bincount(mentioning.col, minlength=len(index.entities))
+    doc_of: dict[str, int] = {}
+    chunk_doc = np.fromiter((doc_of.setdefault(document_of(c), len(doc_of)) for c in index.chunks.ids), dtype=np.int64, count=len(index.chunks))
+    doc_entity = np.unique(chunk_doc[mentioning.row] * len(index.entities) + mentioning.col)  # distinct (document, entity)
     doc_count = np.zeros(n)
-    for ent, docs in docs_of.items():
-        doc_count[pos[ent]] = len(docs)
+    doc_count[offset["entity"] : offset["fact"]] = np.bincount(doc_entity % max(len(index.entities), 1), minlength=len(index.entities))
     return WalkGraph(
-        ids, pos, is_chunk, transition, dangling, chunk_count, dict(mentions), dict(pages), page_chunks, doc_count,
-        len(index.documents),
+        ids, pos, is_chunk, transition, dangling, chunk_count, ChunkMentions(index), dict(pages),
+        {**index.doc_chunks, **index.section_chunks}, doc_count, len(index.documents),
     )
+
+
+class WalkPositions(Mapping[str, int]):
+    """Node id -> its position in the walk graph (the chunks, then the entities, then the facts, each table in
+    its own order), for the nodes on a walked edge and every chunk; looked up in the index's own tables."""
+
+    def __init__(self, tables: Sequence[NodeTable], on_edge: np.ndarray) -> None:
+        self._tables = tables
+        self._offsets = np.cumsum([0, *(len(t) for t in tables)]).tolist()
+        self._on_edge = on_edge
+
+    def __getitem__(self, node_id: str) -> int:
+        for table, offset in zip(self._tables, self._offsets, strict=False):
+            i = table.pos.get(node_id)
+            if i is not None and self._on_edge[offset + i]:
+                return offset + i
+        raise KeyError(node_id)
+
+    def __contains__(self, node_id: object) -> bool:
+        try:
+            self[node_id]  # type: ignore[index]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        ids = [i for t in self._tables for i in t.ids]
+        return (ids[i] for i in np.flatnonzero(self._on_edge).tolist())
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self._on_edge))
+
+
+class ChunkMentions(Mapping[str, Sequence[str]]):
+    """Chunk id -> the entities it ``MENTIONS`` (each once), read from the index's matrix when asked."""
+
+    def __init__(self, index: GraphIndex) -> None:
+        self._index = index
+
+    def __getitem__(self, chunk_id: str) -> Sequence[str]:
+        i = self._index.chunks.pos[chunk_id]
+        ents = self._index.row(self._index.chunk_entity, i)
+        if not len(ents):
+            raise KeyError(chunk_id)
+        return [self._index.entities.ids[j] for j in ents]
+
+    def __iter__(self) -> Iterator[str]:
+        m = self._index.chunk_entity
+        return (self._index.chunks.ids[i] for i in np.flatnonzero(np.diff(m.indptr)))
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(np.diff(self._index.chunk_entity.indptr)))
+
+
+#: the walked edge types and the tables of their two ends (neighbourhood.WALKED; DESCRIBED_BY is read per page)
+WALK_ENDS = {EdgeType.MENTIONS: ("chunk", "entity"), EdgeType.IN_FACT: ("entity", "fact"),
+             EdgeType.SUPPORTED_BY: ("fact", "chunk"), EdgeType.RELATED: ("entity", "entity")}  # fmt: skip
+TABLE = {"chunk": "chunks", "entity": "entities", "fact": "facts"}
 
 
 def walk_graph(ctx: RetrievalContext, params: PPRParams) -> WalkGraph:

@@ -100,7 +100,7 @@ class BipartiteIndex:
     f2e: np.ndarray
     fact_conf: np.ndarray
     fact_weight: np.ndarray  # conf(r) · |chunks(r)|, Algorithm 4 line 19
-    fact_chunks: list[tuple[str, ...]]
+    fact_chunks: Sequence[tuple[str, ...]]  # per fact, its distinct supporting chunks (ids ascending)
     entity_pages: dict[int, tuple[str, ...]]  # the chunks of the entity's own page(s)
     chunk_doc: dict[str, str]
     page_chunks: dict[str, tuple[str, ...]]  # Document/Section id -> its chunks
@@ -130,66 +130,90 @@ class BipartiteIndex:
 
     @classmethod
     def from_index(cls, ix: GraphIndex) -> BipartiteIndex:
-        """The bipartite layer of the shared :class:`~stratagraph.retrieval.index.GraphIndex` as CSR arrays."""
-        chunk_doc = dict(zip(ix.chunks.ids, ix.chunk_doc, strict=True))
-        fact_ids = ix.facts.ids
-        fact_pos = ix.facts.pos
-        incidence: list[tuple[str, int]] = []
-        supports: list[list[str]] = [[] for _ in fact_ids]
-        described: dict[str, set[str]] = {}
-        describes: dict[str, set[str]] = {}
-        for e in ix.edges_of(EdgeType.DESCRIBED_BY, EdgeType.IN_FACT, EdgeType.SUPPORTED_BY):
-            if e.type == EdgeType.IN_FACT and e.dst in fact_pos:
-                incidence.append((e.src, fact_pos[e.dst]))
-            elif e.type == EdgeType.SUPPORTED_BY and e.src in fact_pos and e.dst in chunk_doc:
-                supports[fact_pos[e.src]].append(e.dst)
-            elif e.type == EdgeType.DESCRIBED_BY:
-                described.setdefault(e.src, set()).update(ix.page_chunks(e.dst))
-                describes.setdefault(e.dst, set()).add(e.src)
-        entity_ids = sorted({s for s, _ in incidence} | set(described))
-        entity_pos = {e: i for i, e in enumerate(entity_ids)}
-        rows = np.array([entity_pos[s] for s, _ in incidence], dtype=np.int64)
-        cols = np.array([f for _, f in incidence], dtype=np.int64)
-        e2f_ptr, e2f = _csr(rows, cols, len(entity_ids))
-        f2e_ptr, f2e = _csr(cols, rows, len(fact_ids))
+        """The bipartite layer of the shared :class:`~stratagraph.retrieval.index.GraphIndex` as CSR arrays
+        (array operations over the index's edge positions; the entities are those in a fact or with a page)."""
+        ent, fact, _ = ix.edge_positions(EdgeType.IN_FACT, ix.entities, ix.facts)
+        sup_fact, sup_chunk, _ = ix.edge_positions(EdgeType.SUPPORTED_BY, ix.facts, ix.chunks)
+        described: dict[int, set[str]] = {}  # entity table position -> its pages' chunks
+        describes: dict[str, set[int]] = {}
+        for e in ix.edges.get(EdgeType.DESCRIBED_BY, ()):
+            i = ix.entities.pos.get(e.src)
+            if i is not None:
+                described.setdefault(i, set()).update(ix.page_chunks(e.dst))
+                describes.setdefault(e.dst, set()).add(i)
+        kept = np.zeros(len(ix.entities), dtype=bool)
+        kept[ent] = True
+        kept[list(described)] = True
+        table_pos = np.flatnonzero(kept)
+        new_pos = np.cumsum(kept) - 1  # entity table position -> position here
+        entity_ids = [ix.entities.ids[i] for i in table_pos.tolist()]
+        rows = new_pos[ent]
+        e2f_ptr, e2f = _csr(rows, fact, len(entity_ids))
+        f2e_ptr, f2e = _csr(fact, rows, len(ix.facts))
+        s2c_ptr, s2c = _csr(sup_fact, sup_chunk, len(ix.facts))  # each fact's distinct chunks, ascending
+        c2f_ptr, c2f = _csr(sup_chunk, sup_fact, len(ix.chunks))
+        chunk_ids = ix.chunks.ids
         conf = np.array(ix.fact_confidence, dtype=np.float64)
+        types = ix.entity_type
         return cls(
             entity_ids=entity_ids,
-            entity_pos=entity_pos,
-            fact_ids=fact_ids,
-            fact_pos=fact_pos,
+            entity_pos=dict(zip(entity_ids, range(len(entity_ids)))),
+            fact_ids=ix.facts.ids,
+            fact_pos=ix.facts.pos,
             e2f_ptr=e2f_ptr,
             e2f=e2f,
             f2e_ptr=f2e_ptr,
             f2e=f2e,
             fact_conf=conf,
-            fact_weight=conf * np.array([max(len(set(s)), 1) for s in supports], dtype=np.float64),
-            fact_chunks=[tuple(sorted(set(s))) for s in supports],
-            entity_pages={entity_pos[e]: tuple(sorted(p)) for e, p in described.items() if p},
-            chunk_doc=chunk_doc,
+            fact_weight=conf * np.maximum(np.diff(s2c_ptr), 1),
+            fact_chunks=RowIds(s2c_ptr, s2c, chunk_ids),
+            entity_pages={int(new_pos[i]): tuple(sorted(p)) for i, p in described.items() if p},
+            chunk_doc=dict(zip(chunk_ids, ix.chunk_doc, strict=True)),
             page_chunks={**ix.doc_chunks, **ix.section_chunks},
-            page_entities={p: tuple(sorted(entity_pos[e] for e in es)) for p, es in describes.items()},
-            chunk_facts=_chunk_facts(supports),
-            entity_type={entity_pos[e]: t for e, t in zip(ix.entities.ids, ix.entity_type, strict=True) if e in entity_pos and t},
+            page_entities={p: tuple(sorted(int(new_pos[i]) for i in es)) for p, es in describes.items()},
+            chunk_facts={chunk_ids[c]: tuple(c2f[c2f_ptr[c] : c2f_ptr[c + 1]].tolist()) for c in np.flatnonzero(np.diff(c2f_ptr)).tolist()},
+            entity_type={int(new_pos[i]): types[i] for i in table_pos.tolist() if types[i]},
         )
-
-
-def _chunk_facts(supports: Sequence[Sequence[str]]) -> dict[str, tuple[int, ...]]:
-    out: dict[str, list[int]] = {}
-    for j, chunks in enumerate(supports):
-        for c in set(chunks):
-            out.setdefault(c, []).append(j)
-    return {c: tuple(sorted(js)) for c, js in out.items()}
 
 
 def _csr(rows: np.ndarray, cols: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Row pointers and column indices of the (deduplicated) pairs, columns ascending within a row."""
+    rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
     if len(rows):
-        pairs = np.unique(np.stack([rows, cols], axis=1), axis=0)
-        rows, cols = pairs[:, 0], pairs[:, 1]
+        width = int(cols.max()) + 1
+        pairs = rows * width + cols
+        if np.any(pairs[1:] < pairs[:-1]):  # edges in canonical order come sorted by their source already
+            pairs = np.sort(pairs)
+        pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]  # sorted by row, then column, once each
+        rows, cols = pairs // width, pairs % width
     ptr = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(ptr, rows + 1, 1)
-    return np.cumsum(ptr), cols.astype(np.int64)
+    ptr[1:] = np.cumsum(np.bincount(rows, minlength=n))
+    return ptr, cols
+
+
+class RowIds(Sequence[tuple[str, ...]]):
+    """Row ``i`` of a CSR pattern as the ids of its columns, made when asked (a store's facts are many; a
+    query reads the rows of a few)."""
+
+    def __init__(self, ptr: np.ndarray, cols: np.ndarray, ids: Sequence[str]) -> None:
+        self._ptr, self._cols, self._ids = ptr, cols, ids
+
+    def __len__(self) -> int:
+        return len(self._ptr) - 1
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return tuple(self._ids[c] for c in self._cols[self._ptr[i] : self._ptr[i + 1]].tolist())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def load_index(ctx: RetrievalContext) -> BipartiteIndex:
@@ -197,19 +221,49 @@ def load_index(ctx: RetrievalContext) -> BipartiteIndex:
     return ctx.cached("traversal:index", lambda: BipartiteIndex.from_index(ctx.index()))
 
 
+@dataclass(frozen=True)
+class _FactVectors:
+    generation: int  # of the graph index the rows follow
+    matrix: np.ndarray
+
+
 def fact_vectors(ctx: RetrievalContext, index: BipartiteIndex) -> np.ndarray:
-    """Unit fact-description embeddings in ``index.fact_ids`` order (zeros for a fact without a vector)."""
+    """Unit fact-description embeddings in ``index.fact_ids`` order (zeros for a fact without a vector). After
+    a write, the previous generation's rows move to the facts' new positions and only the facts written anew
+    are read from the vector store."""
+    graph_index = ctx.index()
 
-    def build() -> np.ndarray:
-        found = ctx.vectors.get_embeddings(FACT_COLLECTION, index.fact_ids) if index.fact_ids else {}
-        dim = len(next(iter(found.values()))) if found else 1
-        mat = np.zeros((len(index.fact_ids), dim), dtype=np.float32)
-        for fid, vec in found.items():
-            mat[index.fact_pos[fid]] = vec
-        norms = np.linalg.norm(mat, axis=1, keepdims=True)
-        return mat / np.where(norms > 0, norms, 1.0)
+    def read(fact_ids: Sequence[str], into: np.ndarray | None) -> np.ndarray:
+        found = ctx.vectors.get_embeddings(FACT_COLLECTION, fact_ids) if fact_ids else {}
+        if into is None:
+            dim = len(next(iter(found.values()))) if found else 1
+            into = np.zeros((len(index.fact_ids), dim), dtype=np.float32)
+        if any(len(vec) != into.shape[1] for vec in found.values()):  # another embedder since: read whole
+            return read(index.fact_ids, None)
+        rows = np.array([index.fact_pos[f] for f in found], dtype=np.int64)
+        if len(rows):
+            raw = np.array(list(found.values()), dtype=np.float32).reshape(len(rows), into.shape[1])
+            norms = np.linalg.norm(raw, axis=1, keepdims=True)
+            into[rows] = raw / np.where(norms > 0, norms, 1.0)
+        return into
 
-    return ctx.cached("traversal:fact_vectors", build)
+    def build() -> _FactVectors:
+        return _FactVectors(graph_index.generation, read(index.fact_ids, None))
+
+    def update(previous: _FactVectors) -> _FactVectors:
+        if graph_index.updated_from != previous.generation:
+            return build()
+        if "facts" not in graph_index.renumbered:  # no fact written or deleted
+            return _FactVectors(graph_index.generation, previous.matrix)
+        moved, written = graph_index.renumbered["facts"]
+        matrix = np.zeros((len(index.fact_ids), previous.matrix.shape[1]), dtype=np.float32)
+        kept = moved >= 0
+        matrix[moved[kept]] = previous.matrix[kept]
+        matrix[[index.fact_pos[f] for f in written]] = 0.0  # written anew: read again below
+        return _FactVectors(graph_index.generation, read(written, matrix))
+
+    incremental = ctx.settings.incremental_index
+    return ctx.cached("traversal:fact_vectors", build, update if incremental else None).matrix
 
 
 class FactRelevance:

@@ -276,6 +276,16 @@ class TitleIndex:
             docs[doc_id] = docs.get(doc_id, 0) + 1
         self._indexed(entry)
 
+    def copy(self) -> TitleIndex:
+        """An independent index of the same titles (a subclass that indexes more must override this)."""
+        if type(self) is not TitleIndex:
+            raise TypeError(f"{type(self).__name__} indexes more than a TitleIndex: it must override copy()")
+        out = TitleIndex()
+        out._entries = dict(self._entries)  # entries are not changed once made
+        out._by_norm = {k: list(v) for k, v in self._by_norm.items()}
+        out._section_docs = {k: dict(v) for k, v in self._section_docs.items()}
+        return out
+
     def remove(self, node_id: str) -> None:
         """Forget ``node_id`` (no error when it is not indexed)."""
         entry = self._entries.pop(node_id, None)
@@ -364,22 +374,65 @@ def title_index(
     ``authors`` are read from its metadata; untitled sections are left out."""
     index: TitleIndex = TitleIndex() if into is None else into
     for doc_id, title, metadata in documents:
-        meta = metadata or {}
-        year = meta.get("year")
-        authors = meta.get("authors")
-        index.add(
-            doc_id,
-            str(title or ""),
-            doc_id,
-            "document",
-            year=str(year) if year is not None else None,
-            authors=[str(a) for a in authors] if isinstance(authors, list) else None,
-        )
+        _add_document(index, doc_id, title, metadata)
     for section_id, title, doc_id in sections:
-        text = str(title or "")
-        if text:
-            index.add(section_id, text, str(doc_id), "section")
+        _add_section(index, section_id, title, doc_id)
     return index
+
+
+#: what :func:`title_index` reads of one page: ``("document", title, metadata)`` or ``("section", title, doc_id)``
+PageTitle = tuple[str, Any, Any]
+
+
+def page_titles(
+    documents: Iterable[tuple[str, Any, Mapping[str, Any] | None]], sections: Iterable[tuple[str, Any, str]]
+) -> dict[str, PageTitle]:
+    """Page id -> what :func:`title_index` reads of it, for :func:`updated_title_index` to compare."""
+    out: dict[str, PageTitle] = {d: ("document", t, m) for d, t, m in documents}
+    out.update((s, ("section", t, d)) for s, t, d in sections)
+    return out
+
+
+def updated_title_index(previous: TitleIndex, before: Mapping[str, PageTitle], now: Mapping[str, PageTitle]) -> TitleIndex:
+    """A copy of ``previous`` (the index of the pages ``before``) with the pages that changed between ``before``
+    and ``now`` removed and added again: what :func:`title_index` of ``now`` would be, at the cost of the
+    change. ``previous`` is left as it is."""
+    index = previous.copy()
+    changed = [p for p in before.keys() - now.keys()] + [p for p, value in now.items() if before.get(p) != value]
+    norms = {index._entries[p].norm for p in changed if p in index._entries}
+    for page in changed:
+        if page not in now:
+            index.remove(page)
+            continue
+        kind, title, other = now[page]
+        (_add_document if kind == "document" else _add_section)(index, page, title, other)
+        if page in index._entries:
+            norms.add(index._entries[page].norm)
+    for norm in norms & index._by_norm.keys():  # as title_index orders them: documents, then sections, each by id
+        index._by_norm[norm].sort(key=lambda p: (index._entries[p].kind != "document", p))
+    return index
+
+
+def _add_document(index: TitleIndex, doc_id: str, title: Any, metadata: Mapping[str, Any] | None) -> None:
+    meta = metadata or {}
+    year = meta.get("year")
+    authors = meta.get("authors")
+    index.add(
+        doc_id,
+        str(title or ""),
+        doc_id,
+        "document",
+        year=str(year) if year is not None else None,
+        authors=[str(a) for a in authors] if isinstance(authors, list) else None,
+    )
+
+
+def _add_section(index: TitleIndex, section_id: str, title: Any, doc_id: Any) -> None:
+    text = str(title or "")
+    if text:
+        index.add(section_id, text, str(doc_id), "section")
+    else:
+        index.remove(section_id)
 
 
 def _discard(index: dict[str, list[str]], key: str, node_id: str) -> None:

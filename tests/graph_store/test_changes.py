@@ -28,7 +28,7 @@ def index_state(ix: GraphIndex) -> dict:
     """Everything an index holds, comparable with ==."""
     out: dict = {}
     for name, value in vars(ix).items():
-        if name == "generation" or name.startswith("_") or name not in GraphIndex.__dataclass_fields__:
+        if name in ("generation", "updated_from", "renumbered") or name.startswith("_") or name not in GraphIndex.__dataclass_fields__:
             continue
         if isinstance(value, np.ndarray):
             out[name] = value.tolist()
@@ -45,6 +45,22 @@ def assert_same_index(updated: GraphIndex, graph: GraphStore) -> None:
     fresh = GraphIndex.from_store(graph)
     assert updated.generation == fresh.generation
     assert index_state(updated) == index_state(fresh)
+    for (type_, rows, cols), carried in updated._positions.items():  # edge positions carried through apply
+        assert [a.tolist() for a in fresh.edge_positions(type_, getattr(fresh, rows), getattr(fresh, cols))] == [
+            a.tolist() for a in updated.edge_positions(type_, getattr(updated, rows), getattr(updated, cols))
+        ], (type_, rows, cols)
+        assert [a.tolist() for a in fresh._positions[(type_, rows, cols)]] == [a.tolist() for a in carried]
+
+
+TABLES = ("documents", "sections", "chunks", "entities", "facts")
+
+
+def read_positions(ix: GraphIndex) -> None:
+    """Every edge type's positions between every two tables, so that apply carries them all."""
+    for type_ in EdgeType:
+        for rows in TABLES:
+            for cols in TABLES:
+                ix.edge_positions(type_, getattr(ix, rows), getattr(ix, cols))
 
 
 def step(graph: GraphStore, rng: random.Random, present: set[str]) -> str:
@@ -100,6 +116,7 @@ def test_index_updated_from_the_feed_equals_a_fresh_one(store: GraphStore, seed:
     ix = GraphIndex.from_store(store)
     incremental = 0
     for _ in range(10):
+        read_positions(ix)
         what = step(store, rng, present)
         changes = store.changes_since(ix.generation, FIELDS)
         assert changes is not None, what

@@ -1,7 +1,7 @@
 """The per-generation indexes updated from the store's change feed, end to end: Markdown documents ingested,
-deleted and ingested again (changed) in random order; after each step the index and the lexical index a
-long-lived context updated equal ones read whole, and ``default``'s top 5 is the one of a context that reads
-everything again."""
+deleted and ingested again (changed) in random order; after each step the index, the lexical index, the title
+index and the fact vectors a long-lived context updated equal ones read whole (the fact vectors read only for
+the facts written anew), and ``default``'s top 5 is the one of a context that reads everything again."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from stratagraph.retrieval import RetrievalContext, retrieve
 from stratagraph.retrieval import index as index_module
 from stratagraph.retrieval.bm25 import BM25Index
 from stratagraph.retrieval.index import GraphIndex
+from stratagraph.retrieval.traversal import fact_vectors, load_index
 from tests.graph_store.test_changes import index_state
 
 DOCS = {
@@ -77,7 +78,8 @@ def test_indexes_follow_ingests_and_deletes(settings, tmp_path: Path, monkeypatc
         present["acme.md"] = 0
         ctx.index(), ctx.bm25()
         assert reads == ["index", "bm25"]
-        for _ in range(6):
+        fewer = 0  # steps that read fewer fact vectors than the store holds
+        for step in range(6):
             name = rng.choice(sorted(DOCS))
             if name in present and rng.random() < 0.4 and len(present) > 1:
                 sg.delete(f"docs/{name}")
@@ -95,11 +97,26 @@ def test_indexes_follow_ingests_and_deletes(settings, tmp_path: Path, monkeypatc
             assert index_state(updated) == index_state(GraphIndex.from_store(sg.graph))
             assert bm25_state(lexical) == bm25_state(BM25Index.from_graph(sg.graph))
             fresh = RetrievalContext(graph=sg.graph, vectors=sg.vectors, settings=settings.model_copy(update={"incremental_index": False}))
+            assert title_state(ctx.title_index()) == title_state(fresh.title_index())
+            asked: list[str] = []
+            real_get = sg.vectors.get_embeddings
+            monkeypatch.setattr(sg.vectors, "get_embeddings", lambda col, ids: asked.extend(ids) or real_get(col, ids))
+            carried = fact_vectors(ctx, load_index(ctx))
+            monkeypatch.setattr(sg.vectors, "get_embeddings", real_get)
+            written = updated.renumbered.get("facts", (None, []))[1] if step else updated.facts.ids  # step 0: none kept yet
+            assert sorted(asked) == sorted(written)
+            fewer += len(asked) < len(updated.facts)
+            assert np.array_equal(carried, fact_vectors(fresh, load_index(fresh))) and carried.shape[1] == 384
             for q in QUESTIONS:
                 assert top5(ctx, q) == top5(fresh, q), q
                 assert lexical.search(q, 5) == fresh.bm25().search(q, 5)
+        assert fewer >= 3
     finally:
         sg.close()
+
+
+def title_state(index) -> tuple:  # noqa: ANN001
+    return index._entries, index._by_norm, index._section_docs
 
 
 def _bm25_updated_any_share(cls: type[BM25Index], previous: BM25Index | None, graph) -> BM25Index:  # noqa: ANN001

@@ -207,3 +207,29 @@ def test_the_local_walk_ranks_as_the_whole_graph_walk(ctx):
         assert [e.chunk_id for e in retrieve(local, "ppr", QUESTION, k=k).evidence] == [
             e.chunk_id for e in retrieve(ctx, "ppr", QUESTION, k=k).evidence
         ]
+
+
+def test_walk_graph_is_the_walk_over_its_pairs(examples_home):
+    """The walk matrix built from the index's edge positions is, node by node, the column-stochastic walk over
+    :func:`walk_pairs` (the readable definition), with each entity's chunk and document counts."""
+    from stratagraph.graph_store import SQLiteGraphStore
+    from stratagraph.retrieval.index import GraphIndex, column_stochastic
+    from stratagraph.retrieval.neighbourhood import document_of
+
+    with SQLiteGraphStore(examples_home / "graph.sqlite") as graph:
+        index = GraphIndex.from_store(graph)
+    wg = P.build_walk_graph(index)
+    pairs, mentions, pages = P.walk_pairs(index)
+    ids = sorted(set(index.chunks.ids) | {n for pair in pairs for n in pair})
+    pos = {n: i for i, n in enumerate(ids)}
+    want, _ = column_stochastic({(pos[a], pos[b]): w for (a, b), w in pairs.items()}, len(ids))
+    assert set(wg.index) == set(ids)
+    order = np.array([wg.index[n] for n in ids])
+    assert (abs(wg.transition[order][:, order] - want) > 0).nnz == 0
+    assert want.nnz > 1000 and any(w == 2.0 for w in pairs.values())  # DESCRIBED_BY pairs are in it
+    for ent in (n for n in ids if n.startswith("ent:")):
+        chunks = {c for c, ents in mentions.items() if ent in ents}
+        assert wg.chunk_count[wg.index[ent]] == len(chunks), ent
+        assert wg.doc_count[wg.index[ent]] == len({document_of(c) for c in chunks}), ent
+    assert {c: sorted(set(es)) for c, es in mentions.items()} == {c: sorted(es) for c, es in wg.mentions.items()}
+    assert wg.pages == pages

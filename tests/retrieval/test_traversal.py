@@ -11,6 +11,7 @@ import pytest
 from stratagraph.retrieval import retrieve
 from stratagraph.retrieval.classify import PARAMS, Complexity, TraversalParams
 from stratagraph.retrieval.traversal import SETTINGS, _relation_path, expand, extract_answers, load_index
+from stratagraph.schema import EdgeType
 from tests.retrieval.graph_builder import GraphBuilder
 
 QUESTION = "Where was the director of Blue Harbor born?"
@@ -268,3 +269,28 @@ def test_each_sub_question_passes_its_expected_type_to_extract_answer(ctx, monke
     assert asked == ["What is the director of Blue Harbor?", "What is the birthplace of {var1}?"]
     assert seen == [frozenset({"PERSON"}), frozenset({"GPE", "LOC", "FAC"})]
     assert res.context["runs"][1]["bindings"][0]["entity_id"] == "ent:ostrava"
+
+
+def test_bipartite_index_is_the_layer_its_edges_say(ctx):
+    """The arrays built from the shared index's edge positions hold what the edges say, read one by one."""
+    ix, index = ctx.index(), load_index(ctx)
+    facts_of: dict[str, set[str]] = {}
+    chunks_of: dict[str, set[str]] = {}
+    for e in ix.edges_of(EdgeType.IN_FACT):
+        facts_of.setdefault(e.src, set()).add(e.dst)
+    for e in ix.edges_of(EdgeType.SUPPORTED_BY):
+        chunks_of.setdefault(e.src, set()).add(e.dst)
+    described = {e.src: set(ix.page_chunks(e.dst)) for e in ix.edges_of(EdgeType.DESCRIBED_BY)}
+    assert index.entity_ids == sorted(set(facts_of) | set(described))
+    for ent, facts in facts_of.items():
+        i = index.entity_pos[ent]
+        assert [index.fact_ids[j] for j in index.facts_of(i)] == sorted(facts)
+        for j in index.facts_of(i):
+            assert i in index.entities_of(j).tolist()
+    for j, fact in enumerate(index.fact_ids):
+        assert index.fact_chunks[j] == tuple(sorted(chunks_of.get(fact, ())))
+        assert index.fact_weight[j] == pytest.approx(index.fact_conf[j] * max(len(chunks_of.get(fact, ())), 1))
+    for chunk, js in index.chunk_facts.items():
+        assert [index.fact_ids[j] for j in js] == sorted(f for f, cs in chunks_of.items() if chunk in cs)
+    assert {index.entity_ids[i]: set(cs) for i, cs in index.entity_pages.items()} == {e: cs for e, cs in described.items() if cs}
+    assert index.entity_type[index.entity_pos["ent:mara quill"]] == "PERSON"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stratagraph.ingest.citations import Reference, ReferenceIndex
-from stratagraph.text.titles import TitleIndex, title_index
+from stratagraph.text.titles import TitleIndex, page_titles, title_index, updated_title_index
 
 DOCUMENTS = [
     ("heat19", "Urban Heat Islands", {"year": 2019, "authors": ["Adaeze Okafor", "Li Chen"]}),
@@ -57,3 +57,27 @@ def test_the_longest_title_and_the_words_that_open_long_ones_follow_adds_and_rem
     for kind in (TitleIndex(), ReferenceIndex()):  # the citation layer's index counts the same
         kind.add("p3", "One Two Three Four Five Six Seven Eight Nine", "p3", "document")
         assert kind.longest_title_words() == 9 and kind.long_title_starts(8) == frozenset({"one"})
+
+
+def _state(index: TitleIndex) -> tuple:
+    return index._entries, index._by_norm, index._section_docs
+
+
+def test_an_index_updated_with_the_pages_that_changed_is_the_one_built_whole() -> None:
+    docs = [("d1", "The Harbour Report", {"year": 2024}), ("d2", "Harbour report", None), ("d3", "Budget", {"authors": ["A. Smith"]})]
+    sections = [("d1#s1", "1. Budget", "d1"), ("d2#s1", "Revenue", "d2"), ("d3#s1", "Revenue", "d3")]
+    before, previous = page_titles(docs, sections), title_index(docs, sections)
+    # a document added whose title sorts first, one deleted, one's year changed, a section added and one renamed
+    docs2 = [("d0", "Harbour Report", None), ("d1", "The Harbour Report", {"year": 2025}), ("d3", "Budget", {"authors": ["A. Smith"]})]
+    sections2 = [("d1#s1", "2. Budget", "d1"), ("d3#s1", "Revenue", "d3"), ("d3#s2", "Revenue", "d3")]
+    updated = updated_title_index(previous, before, page_titles(docs2, sections2))
+    assert _state(updated) == _state(title_index(docs2, sections2))
+    assert [m.node_id for m in updated.lookup("Harbour Report")] == ["d0", "d1"]
+    assert _state(previous) == _state(title_index(docs, sections))  # left as it was
+
+
+def test_a_subclass_that_indexes_more_is_not_copied_as_a_title_index() -> None:
+    import pytest
+
+    with pytest.raises(TypeError, match="ReferenceIndex"):
+        ReferenceIndex().copy()
