@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 from stratagraph.graph_store.base import ScoredId
 from stratagraph.retrieval.calibration import MINILM_FLOORS, cosine_floors
 from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, RetrievalResult, ranked, rrf
+from stratagraph.retrieval.table_vectors import table_vectors
 from stratagraph.schema import EdgeType
 
 STRATEGY = "top_down"
@@ -88,15 +89,12 @@ class SectionIndex:
         return np.flatnonzero(self.depth == depth)
 
 
-def _unit_rows(vectors: dict[str, np.ndarray], ids: Sequence[str]) -> np.ndarray:
-    dim = next((len(v) for v in vectors.values()), 0)
-    out = np.zeros((len(ids), dim), dtype=np.float32)
-    for i, id_ in enumerate(ids):
-        vec = vectors.get(id_)
-        if vec is not None:
-            norm = float(np.linalg.norm(vec))
-            if norm > 0:
-                out[i] = vec / norm
+def _rows_of(matrix: np.ndarray, pos: dict[str, int], ids: list[str]) -> np.ndarray:
+    """The rows of ``ids`` (zeros for an id the table does not hold)."""
+    out = np.zeros((len(ids), matrix.shape[1]), dtype=matrix.dtype)
+    found = [(i, pos[n]) for i, n in enumerate(ids) if n in pos]
+    if found:
+        out[[i for i, _ in found]] = matrix[[p for _, p in found]]
     return out
 
 
@@ -124,19 +122,20 @@ def build_section_index(ctx: RetrievalContext) -> SectionIndex:
     own: list[list[int]] = [[] for _ in ids]
     for j, s in enumerate(chunk_section.tolist()):
         own[s].append(j)
+    chunk_matrix = table_vectors(ctx, "chunks", "chunks")
     return SectionIndex(
         ids=ids,
         pos=pos,
         titles=list(ix.section_title),
         doc_ids=list(ix.section_doc),
-        matrix=_unit_rows(ctx.vectors.get_embeddings("sections", ids) if ids else {}, ids),
+        matrix=table_vectors(ctx, "sections", "sections"),
         parent=parent,
         depth=depth,
         children=children,
         own_chunks=own,
         chunk_ids=chunk_ids,
         chunk_pos={c: j for j, c in enumerate(chunk_ids)},
-        chunk_matrix=_unit_rows(ctx.vectors.get_embeddings("chunks", chunk_ids) if chunk_ids else {}, chunk_ids),
+        chunk_matrix=chunk_matrix if chunk_ids == ix.chunks.ids else _rows_of(chunk_matrix, ix.chunks.pos, chunk_ids),
         chunk_section=chunk_section,
     )
 

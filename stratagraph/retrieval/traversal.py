@@ -64,6 +64,7 @@ from stratagraph.retrieval.decompose import SubQuery, decompose
 from stratagraph.retrieval.dual_path import fuse_rankings
 from stratagraph.retrieval.index import GraphIndex
 from stratagraph.retrieval.query_linking import QueryLinks, link_query
+from stratagraph.retrieval.table_vectors import table_vectors
 from stratagraph.schema import WEAK_TYPES, EdgeType
 from stratagraph.text.question import LABEL_ALIASES, expected_labels
 
@@ -221,49 +222,10 @@ def load_index(ctx: RetrievalContext) -> BipartiteIndex:
     return ctx.cached("traversal:index", lambda: BipartiteIndex.from_index(ctx.index()))
 
 
-@dataclass(frozen=True)
-class _FactVectors:
-    generation: int  # of the graph index the rows follow
-    matrix: np.ndarray
-
-
 def fact_vectors(ctx: RetrievalContext, index: BipartiteIndex) -> np.ndarray:
-    """Unit fact-description embeddings in ``index.fact_ids`` order (zeros for a fact without a vector). After
-    a write, the previous generation's rows move to the facts' new positions and only the facts written anew
-    are read from the vector store."""
-    graph_index = ctx.index()
-
-    def read(fact_ids: Sequence[str], into: np.ndarray | None) -> np.ndarray:
-        found = ctx.vectors.get_embeddings(FACT_COLLECTION, fact_ids) if fact_ids else {}
-        if into is None:
-            dim = len(next(iter(found.values()))) if found else 1
-            into = np.zeros((len(index.fact_ids), dim), dtype=np.float32)
-        if any(len(vec) != into.shape[1] for vec in found.values()):  # another embedder since: read whole
-            return read(index.fact_ids, None)
-        rows = np.array([index.fact_pos[f] for f in found], dtype=np.int64)
-        if len(rows):
-            raw = np.array(list(found.values()), dtype=np.float32).reshape(len(rows), into.shape[1])
-            norms = np.linalg.norm(raw, axis=1, keepdims=True)
-            into[rows] = raw / np.where(norms > 0, norms, 1.0)
-        return into
-
-    def build() -> _FactVectors:
-        return _FactVectors(graph_index.generation, read(index.fact_ids, None))
-
-    def update(previous: _FactVectors) -> _FactVectors:
-        if graph_index.updated_from != previous.generation:
-            return build()
-        if "facts" not in graph_index.renumbered:  # no fact written or deleted
-            return _FactVectors(graph_index.generation, previous.matrix)
-        moved, written = graph_index.renumbered["facts"]
-        matrix = np.zeros((len(index.fact_ids), previous.matrix.shape[1]), dtype=np.float32)
-        kept = moved >= 0
-        matrix[moved[kept]] = previous.matrix[kept]
-        matrix[[index.fact_pos[f] for f in written]] = 0.0  # written anew: read again below
-        return _FactVectors(graph_index.generation, read(written, matrix))
-
-    incremental = ctx.settings.incremental_index
-    return ctx.cached("traversal:fact_vectors", build, update if incremental else None).matrix
+    """Unit fact-description embeddings in ``index.fact_ids`` order (the graph index's fact table; zeros for a
+    fact without a vector), carried across generations (:mod:`~stratagraph.retrieval.table_vectors`)."""
+    return table_vectors(ctx, FACT_COLLECTION, "facts")
 
 
 class FactRelevance:

@@ -16,6 +16,7 @@ from stratagraph.retrieval import RetrievalContext, retrieve
 from stratagraph.retrieval import index as index_module
 from stratagraph.retrieval.bm25 import BM25Index
 from stratagraph.retrieval.index import GraphIndex
+from stratagraph.retrieval.table_vectors import table_vectors
 from stratagraph.retrieval.traversal import fact_vectors, load_index
 from tests.graph_store.test_changes import index_state
 
@@ -107,6 +108,8 @@ def test_indexes_follow_ingests_and_deletes(settings, tmp_path: Path, monkeypatc
             assert sorted(asked) == sorted(written)
             fewer += len(asked) < len(updated.facts)
             assert np.array_equal(carried, fact_vectors(fresh, load_index(fresh))) and carried.shape[1] == 384
+            for layer in ("sections", "chunks"):  # top_down's matrices, carried the same way
+                assert np.array_equal(table_vectors(ctx, layer, layer), table_vectors(fresh, layer, layer)), layer
             for q in QUESTIONS:
                 assert top5(ctx, q) == top5(fresh, q), q
                 assert lexical.search(q, 5) == fresh.bm25().search(q, 5)
