@@ -102,7 +102,8 @@ class ChunkGraph:
     parent: dict[str, str] = field(default_factory=dict)  # section -> parent section or document
     doc_chunks: dict[str, tuple[str, ...]] = field(default_factory=dict)
     section_chunks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # subtree chunks of REFERS_TO targets
-    direct: dict[str, list[Link]] = field(default_factory=dict)  # chunk <-> chunk edges, both directions
+    direct: dict[str, list[tuple[str, str, float, str]]] = field(default_factory=dict)  # chunk <-> chunk edges, both
+    # directions, as (neighbour, edge type, weight, direction): made into Links when a chunk's neighbours are asked
     targets: dict[str, list[tuple[str, str, float]]] = field(default_factory=dict)  # chunk -> (type, doc|section, w)
     cited_by_doc: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # doc -> citing chunks
     referred_by_section: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # section -> chunks
@@ -119,7 +120,7 @@ class ChunkGraph:
     def neighbours(self, chunk_id: str) -> list[Link]:
         """Every link of a chunk (one per neighbour, edge type and direction; the heaviest kept), sorted by
         edge type, neighbour id, direction."""
-        links: list[Link] = list(self.direct.get(chunk_id, ()))
+        links = [Link(id=n, edge_type=t, weight=w, direction=d) for n, t, w, d in self.direct.get(chunk_id, ())]  # type: ignore[arg-type]
         for type_, target, weight in self.targets.get(chunk_id, ()):
             expand = self.doc_chunks if type_ == EdgeType.CITES else self.section_chunks
             members = expand.get(target, ())
@@ -142,13 +143,15 @@ class ChunkGraph:
         return [best[k] for k in sorted(best)]
 
 
+TYPE_NAMES = {t: t.value for t in EdgeType}  # an enum's .value is a Python call: read once
+
+
 def build_chunk_graph(ix: GraphIndex) -> ChunkGraph:
     """Index the structure edges (for chunk -> document / section membership) and the four chunk-graph edge
     types of the shared graph index."""
-    edges = ix.edges_of(*sorted([EdgeType.HAS_SECTION, EdgeType.HAS_CHUNK, *CHUNK_EDGE_TYPES]))
     cg = ChunkGraph()
     children: dict[str, list[str]] = defaultdict(list)
-    for e in edges:
+    for e in ix.edges_of(EdgeType.HAS_SECTION, EdgeType.HAS_CHUNK):
         if e.type == EdgeType.HAS_SECTION:
             cg.parent[e.dst] = e.src
             children[e.src].append(e.dst)
@@ -164,22 +167,22 @@ def build_chunk_graph(ix: GraphIndex) -> ChunkGraph:
         by_doc[doc].append(chunk)
     cg.doc_chunks = {d: tuple(sorted(cs)) for d, cs in by_doc.items()}
     chunks = cg.section_of
-    direct: dict[str, list[Link]] = defaultdict(list)
+    direct: dict[str, list[tuple[str, str, float, str]]] = defaultdict(list)
     targets: dict[str, list[tuple[str, str, float]]] = defaultdict(list)
     cited: dict[str, list[tuple[str, float]]] = defaultdict(list)
     referred: dict[str, list[tuple[str, float]]] = defaultdict(list)
-    for e in edges:
-        if e.type not in CHUNK_EDGE_TYPES or e.src not in chunks:
+    for e in (e for t in sorted(CHUNK_EDGE_TYPES) for e in ix.edges.get(t, ())):
+        if e.src not in chunks:
             continue
-        w = float(e.weight)
+        w, type_ = float(e.weight), TYPE_NAMES[e.type]
         if e.dst in chunks:
-            direct[e.src].append(Link(id=e.dst, edge_type=e.type.value, weight=w, direction="out"))
-            direct[e.dst].append(Link(id=e.src, edge_type=e.type.value, weight=w, direction="in"))
+            direct[e.src].append((e.dst, type_, w, "out"))
+            direct[e.dst].append((e.src, type_, w, "in"))
         elif e.type == EdgeType.CITES and e.dst in cg.doc_chunks:
-            targets[e.src].append((e.type.value, e.dst, w))
+            targets[e.src].append((type_, e.dst, w))
             cited[e.dst].append((e.src, w))
         elif e.type == EdgeType.REFERS_TO and e.dst in cg.parent:
-            targets[e.src].append((e.type.value, e.dst, w))
+            targets[e.src].append((type_, e.dst, w))
             referred[e.dst].append((e.src, w))
             if e.dst not in cg.section_chunks:
                 cg.section_chunks[e.dst] = tuple(sorted(_subtree_chunks(e.dst, children, own_chunks)))
