@@ -507,7 +507,21 @@ class VectorStore:
 
     def get_embeddings(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors of the ids that exist."""
-        return {id_: vec for id_, (vec, _meta) in self.snapshot(collection, ids).rows.items()}
+        out: dict[str, np.ndarray] = {}
+        for found, block in self.embedding_blocks(collection, ids):
+            out.update(zip(found, block, strict=True))
+        return out
+
+    def embedding_blocks(self, collection: str, ids: Sequence[str]) -> Iterator[tuple[list[str], np.ndarray]]:
+        """The stored vectors of the ids that exist, a batch at a time: its ids and a float32 matrix of their
+        vectors, row by row (no metadata read, one matrix per batch)."""
+        col = self._col(collection)
+        wanted = list(dict.fromkeys(str(i) for i in ids))
+        for start in range(0, len(wanted), self._max_batch):
+            res = self._call(col.get, ids=wanted[start : start + self._max_batch], include=["embeddings"])
+            vectors = res.get("embeddings")
+            if vectors is not None and len(res["ids"]):
+                yield list(res["ids"]), np.asarray(vectors, dtype=np.float32)
 
     def sample_embeddings(self, collection: str, limit: int) -> np.ndarray:
         """Up to ``limit`` stored vectors of a collection (the first rows Chroma lists; rows, not ordered)."""

@@ -33,17 +33,14 @@ def table_vectors(ctx: RetrievalContext, collection: str, table: str) -> np.ndar
     nodes = getattr(index, table)
 
     def read(wanted: Sequence[str], into: np.ndarray | None) -> np.ndarray:
-        found = ctx.vectors.get_embeddings(collection, wanted) if wanted else {}
-        if into is not None and any(len(v) != into.shape[1] for v in found.values()):  # another embedder since
-            return read(nodes.ids, None)
-        if into is None:
-            into = np.zeros((len(nodes), len(next(iter(found.values()))) if found else 1), dtype=np.float32)
-        rows = np.fromiter((nodes.pos[n] for n in found), dtype=np.int64, count=len(found))
-        if len(rows):
-            raw = np.asarray(list(found.values()), dtype=np.float32).reshape(len(rows), into.shape[1])
-            norms = np.linalg.norm(raw, axis=1, keepdims=True)
-            into[rows] = raw / np.where(norms > 0, norms, 1.0)
-        return into
+        for found, block in ctx.vectors.embedding_blocks(collection, wanted) if wanted else ():
+            if into is None:
+                into = np.zeros((len(nodes), block.shape[1]), dtype=np.float32)
+            elif block.shape[1] != into.shape[1]:  # another embedder since: read whole
+                return read(nodes.ids, None)
+            norms = np.linalg.norm(block, axis=1, keepdims=True)
+            into[[nodes.pos[n] for n in found]] = block / np.where(norms > 0, norms, 1.0)
+        return np.zeros((len(nodes), 1), dtype=np.float32) if into is None else into
 
     def build() -> _Carried:
         return _Carried(index.generation, read(nodes.ids, None))

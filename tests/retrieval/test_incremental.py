@@ -100,10 +100,10 @@ def test_indexes_follow_ingests_and_deletes(settings, tmp_path: Path, monkeypatc
             fresh = RetrievalContext(graph=sg.graph, vectors=sg.vectors, settings=settings.model_copy(update={"incremental_index": False}))
             assert title_state(ctx.title_index()) == title_state(fresh.title_index())
             asked: list[str] = []
-            real_get = sg.vectors.get_embeddings
-            monkeypatch.setattr(sg.vectors, "get_embeddings", lambda col, ids: asked.extend(ids) or real_get(col, ids))
+            real_read = sg.vectors.embedding_blocks
+            monkeypatch.setattr(sg.vectors, "embedding_blocks", lambda col, ids: asked.extend(ids) or real_read(col, ids))
             carried = fact_vectors(ctx, load_index(ctx))
-            monkeypatch.setattr(sg.vectors, "get_embeddings", real_get)
+            monkeypatch.setattr(sg.vectors, "embedding_blocks", real_read)
             written = updated.renumbered.get("facts", (None, []))[1] if step else updated.facts.ids  # step 0: none kept yet
             assert sorted(asked) == sorted(written)
             fewer += len(asked) < len(updated.facts)
