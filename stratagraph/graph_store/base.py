@@ -214,6 +214,11 @@ class GraphStore(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran (a backend that cannot tell says False)."""
+        return bool(getattr(self, "_closed", False))
+
     def __enter__(self) -> GraphStore:
         return self
 

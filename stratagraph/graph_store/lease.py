@@ -227,6 +227,10 @@ class StoreLease:
                 log.error("lease %r of %s: its holder stopped using it; no longer renewed", self.name, self.holder)
                 self.lost = True  # it expires: whatever the holder does next must not count on it
                 return
+            if self.graph.closed:  # its store was closed under it: nothing to renew through, it expires
+                log.warning("lease %r of %s: its store was closed while it was held; no longer renewed", self.name, self.holder)
+                self.lost = True
+                return
             try:
                 if not self.renew():
                     return

@@ -231,3 +231,21 @@ def test_a_lease_this_process_could_not_release_is_broken_at_once(opener, monkey
             second.release()  # its renewing thread must not outlive the store (it logged a failure every 10 s)
     finally:
         store.close()
+
+
+def test_a_lease_held_when_its_store_is_closed_stops_renewing_and_is_lost(opener, caplog) -> None:
+    open_store, _ = opener
+    store, other = open_store(), open_store()
+    try:
+        lease = StoreLease(store, ttl=0.3)
+        lease.acquire()
+        renewer = lease._renewer
+        assert renewer is not None and renewer.is_alive() and not store.closed
+        store.close()
+        assert store.closed
+        renewer.join(timeout=2.0)
+        assert not renewer.is_alive() and lease.lost  # it stopped, rather than retrying on a closed store forever
+        assert "closed while it was held" in caplog.text and "retrying" not in caplog.text
+        assert StoreLease(other, ttl=0.3).acquire().broken.holder == lease.holder  # the record expired
+    finally:
+        other.close()
