@@ -215,9 +215,9 @@ class GraphStore(ABC):
     def close(self) -> None: ...
 
     @property
+    @abstractmethod
     def closed(self) -> bool:
-        """True once :meth:`close` ran (a backend that cannot tell says False)."""
-        return bool(getattr(self, "_closed", False))
+        """True once :meth:`close` ran."""
 
     def __enter__(self) -> GraphStore:
         return self

@@ -314,6 +314,10 @@ class Neo4jGraphStore(GraphStore):
     def _where(self) -> str:
         return f"{self.uri} (database {self.database!r})" if self.database else f"{self.uri} (default database)"
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True

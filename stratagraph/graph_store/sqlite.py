@@ -312,6 +312,10 @@ class SQLiteGraphStore(GraphStore):
         self._local.conn = conn
         return conn
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
         with self._conns_lock:
             if self._closed:
