@@ -332,23 +332,18 @@ class RetrievalContext:
     def title_index(self) -> TitleIndex:
         """Normalised titles of every document and section (entity pages, query linking); after a write, the
         previous generation's index with the pages that changed taken out and put in again."""
-        from stratagraph.text.titles import page_titles, title_index, updated_title_index
+        from stratagraph.text.titles import TitleIndex, page_titles, updated_title_index
 
-        def pages() -> dict[str, Any]:
+        def update(previous: tuple[TitleIndex, dict[str, Any]]) -> tuple[TitleIndex, dict[str, Any]]:
             ix = self.index()
-            return page_titles(
+            now = page_titles(
                 zip(ix.documents.ids, ix.doc_title, ix.doc_metadata, strict=True),
                 ((s, t, d) for s, t, d in zip(ix.sections.ids, ix.section_title, ix.section_doc, strict=True) if t),
             )
-
-        def build() -> tuple[TitleIndex, dict[str, Any]]:
-            now = pages()
-            return title_index(((d, t, m) for d, (_k, t, m) in now.items() if _k == "document"),
-                               ((s, t, d) for s, (_k, t, d) in now.items() if _k == "section")), now  # fmt: skip
-
-        def update(previous: tuple[TitleIndex, dict[str, Any]]) -> tuple[TitleIndex, dict[str, Any]]:
-            now = pages()
             return updated_title_index(previous[0], previous[1], now), now
+
+        def build() -> tuple[TitleIndex, dict[str, Any]]:  # every page changed since an empty index
+            return update((TitleIndex(), {}))
 
         return self.cached("title_index", build, update if self.settings.incremental_index else None)[0]
 

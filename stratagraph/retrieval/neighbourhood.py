@@ -26,9 +26,13 @@ from stratagraph.graph_store.base import GraphStore
 from stratagraph.retrieval.push import Adjacent
 from stratagraph.schema import EdgeType
 
-__all__ = ["WALKED", "StoreWalk"]
+__all__ = ["WALKED", "WALK_ENDS", "StoreWalk"]
 
-WALKED = (EdgeType.MENTIONS, EdgeType.IN_FACT, EdgeType.SUPPORTED_BY, EdgeType.RELATED)
+#: the walked edge types and the graph index tables of their two ends (DESCRIBED_BY joins an entity to its
+#: page's chunks, read per page)
+WALK_ENDS = {EdgeType.MENTIONS: ("chunks", "entities"), EdgeType.IN_FACT: ("entities", "facts"),
+             EdgeType.SUPPORTED_BY: ("facts", "chunks"), EdgeType.RELATED: ("entities", "entities")}  # fmt: skip
+WALKED = tuple(WALK_ENDS)
 READ = (*WALKED, EdgeType.DESCRIBED_BY, EdgeType.HAS_CHUNK)  # a node's read: its walk edges and page links
 
 

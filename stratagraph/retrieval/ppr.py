@@ -84,11 +84,11 @@ from stratagraph.retrieval.base import RRF_K, Filters, RetrievalContext, Retriev
 from stratagraph.retrieval.decompose import SubQuery, chain_length, decompose
 from stratagraph.retrieval.index import GraphIndex, NodeTable, PageRankParams, personalized_pagerank, rank_positions, walk_matrix
 from stratagraph.retrieval.lexical import bm25
-from stratagraph.retrieval.neighbourhood import WALKED, StoreWalk, document_of
+from stratagraph.retrieval.neighbourhood import WALK_ENDS, WALKED, StoreWalk, document_of
 from stratagraph.retrieval.push import local_pagerank
 from stratagraph.retrieval.query_linking import QueryLinks, describe, link_query, quoted_pages
 from stratagraph.retrieval.relevance import Relevance, relevance
-from stratagraph.retrieval.traversal import traverse
+from stratagraph.retrieval.traversal import RowIds, traverse
 from stratagraph.schema import EdgeType
 
 
@@ -221,12 +221,12 @@ def build_walk_graph(index: GraphIndex, described_by_weight: float = 2.0) -> Wal
     operations, not a loop over the pairs (BENCHMARKS.md, issue 21). Nodes are the chunks, then the entities,
     then the facts, each table in its own (sorted) order; an entity or fact on no walked edge is kept as an
     empty row and is not in ``index``, so no seed lands on it."""
-    tables = (index.chunks, index.entities, index.facts)
-    offset = dict(zip(("chunk", "entity", "fact"), np.cumsum([0, len(index.chunks), len(index.entities)]).tolist(), strict=True))
-    n = sum(len(t) for t in tables)
+    tables = {"chunks": index.chunks, "entities": index.entities, "facts": index.facts}
+    offset = dict(zip(tables, np.cumsum([0, *(len(t) for t in tables.values())]).tolist(), strict=False))
+    n = sum(len(t) for t in tables.values())
     parts = []
     for type_, (src, dst) in WALK_ENDS.items():
-        r, c, w = index.edge_positions(type_, getattr(index, TABLE[src]), getattr(index, TABLE[dst]))
+        r, c, w = index.edge_positions(type_, tables[src], tables[dst])
         parts.append((r + offset[src], c + offset[dst], w if type_ == EdgeType.MENTIONS else np.ones(len(r))))
     pages: dict[str, list[str]] = defaultdict(list)
     page_rows: list[int] = []
@@ -236,27 +236,27 @@ def build_walk_graph(index: GraphIndex, described_by_weight: float = 2.0) -> Wal
         for cid in index.page_chunks(e.dst):
             pages[e.src].append(cid)
             if i is not None:
-                page_rows.append(offset["entity"] + i)
+                page_rows.append(offset["entities"] + i)
                 page_cols.append(index.chunks.pos[cid])
     parts.append((np.asarray(page_rows, dtype=np.int64), np.asarray(page_cols, dtype=np.int64), np.full(len(page_rows), described_by_weight)))
     rows, cols, weights = (np.concatenate(x) for x in zip(*parts, strict=True))
     transition, dangling = walk_matrix(rows, cols, weights, n)
-    ids = [i for t in tables for i in t.ids]
+    ids = [i for t in tables.values() for i in t.ids]
     on_edge = np.zeros(n, dtype=bool)
     on_edge[rows] = on_edge[cols] = True
     on_edge[: len(index.chunks)] = True  # every chunk is a node (HippoRAG's passage nodes)
-    pos = WalkPositions((index.chunks, index.entities, index.facts), on_edge)
+    pos = WalkPositions([(t, offset[name]) for name, t in tables.items()], on_edge, ids)
     is_chunk = np.zeros(n, dtype=bool)
     is_chunk[: len(index.chunks)] = True
     # per entity: the distinct chunks and documents that mention it (MENTIONS edges are chunk -> entity)
     mentioning = index.chunk_entity.tocoo()
     chunk_count = np.zeros(n)
-    chunk_count[offset["entity"] : offset["fact"]] = np.bincount(mentioning.col, minlength=len(index.entities))
+    chunk_count[offset["entities"] : offset["facts"]] = np.bincount(mentioning.col, minlength=len(index.entities))
     doc_of: dict[str, int] = {}
     chunk_doc = np.fromiter((doc_of.setdefault(document_of(c), len(doc_of)) for c in index.chunks.ids), dtype=np.int64, count=len(index.chunks))
     doc_entity = np.unique(chunk_doc[mentioning.row] * len(index.entities) + mentioning.col)  # distinct (document, entity)
     doc_count = np.zeros(n)
-    doc_count[offset["entity"] : offset["fact"]] = np.bincount(doc_entity % max(len(index.entities), 1), minlength=len(index.entities))
+    doc_count[offset["entities"] : offset["facts"]] = np.bincount(doc_entity % max(len(index.entities), 1), minlength=len(index.entities))
     return WalkGraph(
         ids, pos, is_chunk, transition, dangling, chunk_count, ChunkMentions(index), dict(pages),
         {**index.doc_chunks, **index.section_chunks}, doc_count, len(index.documents),
@@ -267,58 +267,42 @@ class WalkPositions(Mapping[str, int]):
     """Node id -> its position in the walk graph (the chunks, then the entities, then the facts, each table in
     its own order), for the nodes on a walked edge and every chunk; looked up in the index's own tables."""
 
-    def __init__(self, tables: Sequence[NodeTable], on_edge: np.ndarray) -> None:
-        self._tables = tables
-        self._offsets = np.cumsum([0, *(len(t) for t in tables)]).tolist()
-        self._on_edge = on_edge
+    def __init__(self, tables: Sequence[tuple[NodeTable, int]], on_edge: np.ndarray, ids: Sequence[str]) -> None:
+        self._tables, self._on_edge, self._ids = tables, on_edge, ids  # (table, its first position), per table
 
     def __getitem__(self, node_id: str) -> int:
-        for table, offset in zip(self._tables, self._offsets, strict=False):
+        for table, offset in self._tables:
             i = table.pos.get(node_id)
             if i is not None and self._on_edge[offset + i]:
                 return offset + i
         raise KeyError(node_id)
 
-    def __contains__(self, node_id: object) -> bool:
-        try:
-            self[node_id]  # type: ignore[index]
-        except KeyError:
-            return False
-        return True
-
     def __iter__(self) -> Iterator[str]:
-        ids = [i for t in self._tables for i in t.ids]
-        return (ids[i] for i in np.flatnonzero(self._on_edge).tolist())
+        return (self._ids[i] for i in np.flatnonzero(self._on_edge).tolist())
 
     def __len__(self) -> int:
         return int(np.count_nonzero(self._on_edge))
 
 
 class ChunkMentions(Mapping[str, Sequence[str]]):
-    """Chunk id -> the entities it ``MENTIONS`` (each once), read from the index's matrix when asked."""
+    """Chunk id -> the entities it ``MENTIONS`` (each once), rows of the index's chunk-entity matrix read when
+    asked."""
 
     def __init__(self, index: GraphIndex) -> None:
-        self._index = index
+        m = index.chunk_entity
+        self._chunks, self._rows, self._mentions = index.chunks, RowIds(m.indptr, m.indices, index.entities.ids), np.diff(m.indptr) > 0
 
     def __getitem__(self, chunk_id: str) -> Sequence[str]:
-        i = self._index.chunks.pos[chunk_id]
-        ents = self._index.row(self._index.chunk_entity, i)
-        if not len(ents):
+        i = self._chunks.pos[chunk_id]
+        if not self._mentions[i]:
             raise KeyError(chunk_id)
-        return [self._index.entities.ids[j] for j in ents]
+        return self._rows[i]
 
     def __iter__(self) -> Iterator[str]:
-        m = self._index.chunk_entity
-        return (self._index.chunks.ids[i] for i in np.flatnonzero(np.diff(m.indptr)))
+        return (self._chunks.ids[i] for i in np.flatnonzero(self._mentions).tolist())
 
     def __len__(self) -> int:
-        return int(np.count_nonzero(np.diff(self._index.chunk_entity.indptr)))
-
-
-#: the walked edge types and the tables of their two ends (neighbourhood.WALKED; DESCRIBED_BY is read per page)
-WALK_ENDS = {EdgeType.MENTIONS: ("chunk", "entity"), EdgeType.IN_FACT: ("entity", "fact"),
-             EdgeType.SUPPORTED_BY: ("fact", "chunk"), EdgeType.RELATED: ("entity", "entity")}  # fmt: skip
-TABLE = {"chunk": "chunks", "entity": "entities", "fact": "facts"}
+        return int(np.count_nonzero(self._mentions))
 
 
 def walk_graph(ctx: RetrievalContext, params: PPRParams) -> WalkGraph:
