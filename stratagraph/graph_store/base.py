@@ -177,6 +177,11 @@ class StoreUnavailable(RuntimeError):
     """The backing database cannot be reached or opened (after retries where retrying can help)."""
 
 
+class LeaseLost(StoreUnavailable):
+    """The lease was broken by another writer while this one held it (it stalled longer than its ttl); a
+    write made under it is refused (:meth:`GraphStore.fence`)."""
+
+
 class CypherQueryError(ValueError):
     """The server rejected or could not finish a read query (syntax, unknown procedure, time-out)."""
 
@@ -209,6 +214,9 @@ class CypherReader(Protocol):
 
 class GraphStore(ABC):
     """Abstract graph store. Methods take and return schema models; ids are plain strings."""
+
+    #: the lease this handle writes under, as ``(name, holder)`` (:meth:`fence`); None: unfenced
+    _fence: tuple[str, str] | None = None
 
     # ---------------------------------------------------------------- lifecycle
     @abstractmethod
@@ -309,6 +317,30 @@ class GraphStore(ABC):
         the nodes asked about (and ``limit``), not the store's size."""
 
     # ---------------------------------------------------------------- leases (coordination of writers)
+    def fence(self, lease: str, holder: str | None) -> None:
+        """From now on every graph write through this handle is made only while the lease ``lease`` is held
+        by ``holder`` (None: unfenced, the default): each write transaction reads the lease first, serialised
+        with :meth:`swap_lease`'s changes of holder, and raises :class:`LeaseLost` (writing nothing) when
+        another holder has it. A writer that stalled past its ttl while another machine broke its lease and
+        wrote cannot then write over it, even before its own renewal notices (the fencing token of a lock
+        service; the holder id, new at every take, is the token). Lease records themselves are not fenced."""
+        self._fence = None if holder is None else (lease, holder)
+
+    def unfence(self, lease: str, holder: str) -> None:
+        """Lift the fence :meth:`fence` set for ``holder`` (nothing when the handle is fenced to another)."""
+        if self._fence == (lease, holder):
+            self._fence = None
+
+    @staticmethod
+    def _fenced_out(fence: tuple[str, str], holder: str | None) -> LeaseLost:
+        """The error of a write refused by ``fence`` (its lease now held by ``holder``, or by nobody)."""
+        name, mine = fence
+        return LeaseLost(
+            f"graph store: a write under the {name} lease of {mine} was refused: the lease is now "
+            f"{'held by ' + holder if holder else 'free'} (this writer stalled past its ttl and another took it "
+            "over); nothing was written: run the ingest again"
+        )
+
     @abstractmethod
     def read_lease(self, name: str) -> LeaseRecord | None:
         """The lease ``name`` as stored, or None when nobody holds it."""

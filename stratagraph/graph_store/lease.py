@@ -13,6 +13,13 @@ compare-and-set in one transaction; SQLite: a ``leases`` table in the database f
   on the beat it last wrote). A renewal that finds another holder's record means the lease was broken (this
   process stalled longer than ``ttl``): the lease is *lost*, and :meth:`StoreLease.check` raises
   :class:`LeaseLost` before the holder's next write.
+* **Fencing**: while it holds the lease, the holder's store handle is fenced to it (:meth:`GraphStore.fence`):
+  each graph write reads the lease inside its own transaction and is refused whole when another holder has
+  it. A holder that stalled past its ttl (a paused VM, a long GC) and wakes mid-write cannot write over the
+  writer that broke its lease, even before a renewal or a check tells it so. The vector store has no such
+  check: a refused batch's vector rows stay without their graph node, as after a kill between the two writes
+  (``ingest/recovery.py``): never evidence (a chunk id the graph does not hold is skipped) and overwritten when
+  the document is ingested again.
 * **Waiting**: a taker that finds the lease held polls it. Clocks of different machines are never compared:
   the waiter notes, on its own monotonic clock, when it first saw the current ``(holder, beat)``; if that
   stays unchanged for longer than the holder's ``ttl``, the holder has died (or stalled) and the waiter
@@ -43,15 +50,11 @@ from functools import cache
 from pathlib import Path
 from types import TracebackType
 
-from stratagraph.graph_store.base import GraphStore, LeaseRecord, StoreUnavailable
+from stratagraph.graph_store.base import GraphStore, LeaseLost, LeaseRecord, StoreUnavailable
 
 __all__ = ["LeaseLost", "LeaseTimeout", "StoreLease", "Taken", "holder_id", "process_alive"]
 
 log = logging.getLogger(__name__)
-
-
-class LeaseLost(StoreUnavailable):
-    """The lease was broken by another writer while this one held it (it stalled longer than its ttl)."""
 
 
 class LeaseTimeout(StoreUnavailable):
@@ -201,6 +204,7 @@ class StoreLease:
     def _took(self, mine: LeaseRecord, broken: LeaseRecord | None, waited: float) -> Taken:
         self._mine = mine
         self.lost = False
+        self.graph.fence(self.name, self.holder)
         self._stop.clear()
         self._renewer = threading.Thread(target=self._renew_loop, name=f"lease-{self.name}", daemon=True)
         self._renewer.start()
@@ -253,6 +257,7 @@ class StoreLease:
         renewer, self._renewer = self._renewer, None
         if renewer is not None and renewer is not threading.current_thread():
             renewer.join()
+        self.graph.unfence(self.name, self.holder)
         with self._mutex:
             mine, self._mine = self._mine, None
             if mine is not None:  # (a compare and set: a record another writer took over stays)

@@ -123,6 +123,9 @@ _LEASE_ENSURE = f"MERGE (l:{META} {{key: $key}})"
 _LEASE_LOCK = f"MATCH (l:{META} {{key: $key}}) SET l.touched = coalesce(l.touched, 0) + 1 RETURN l.holder, l.beat"
 _LEASE_READ = f"MATCH (l:{META} {{key: $key}}) RETURN l.holder, l.beat, l.ttl, l.taken"
 _LEASE_SET = f"MATCH (l:{META} {{key: $key}}) SET l.holder = $holder, l.beat = $beat, l.ttl = $ttl, l.taken = $taken"
+# a lease changing hands takes the generation counter's lock, which every graph write holds from its bump to its
+# commit: a fenced write (GraphStore.fence) reads the lease under that lock, so no holder changes in between
+_LEASE_TURN = f"MATCH (m:{META} {{key: 'generation'}}) SET m.turns = coalesce(m.turns, 0) + 1"
 
 
 def _label(label: NodeLabel | str) -> str | None:
@@ -362,6 +365,12 @@ class Neo4jGraphStore(GraphStore):
 
         def unit(tx: ManagedTransaction) -> T:
             self._tx.gen = int(tx.run(_BUMP).single()[0])
+            fence = self._fence
+            if fence is not None:  # read under the counter's lock, which a lease changing hands takes too
+                rows = tx.run(_LEASE_READ, key=f"lease:{fence[0]}").values()
+                current = rows[0][0] if rows else None
+                if current != fence[1]:
+                    raise self._fenced_out(fence, None if current is None else str(current))
             self._tx.tombs = False
             out = work(tx)
             if self._tx.tombs:
@@ -1096,6 +1105,8 @@ class Neo4jGraphStore(GraphStore):
             holder, beat = rows[0] if rows else (None, None)
             if (None if holder is None else (str(holder), int(beat))) != want:
                 return False
+            if (None if new is None else new.holder) != (None if holder is None else str(holder)):
+                tx.run(_LEASE_TURN).consume()  # changing hands: serialised with fenced writes
             values = dict.fromkeys(("holder", "beat", "ttl", "taken")) if new is None else new._asdict()
             tx.run(_LEASE_SET, key=key, **values).consume()
             return True

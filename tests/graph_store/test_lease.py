@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
 import signal
 import subprocess
 import sys
@@ -186,6 +188,84 @@ def test_a_holder_that_stalls_loses_the_lease_and_cannot_release_the_new_one(ope
         a.release()  # lost: it does not remove b's record
         assert b_store.read_lease("write").holder == b.holder
         b.release()
+    finally:
+        a_store.close()
+        b_store.close()
+
+
+def _doc(node_id: str) -> Node:
+    return Node(id=node_id, label=NodeLabel.DOCUMENT, doc_ids=[node_id], props={"title": node_id})
+
+
+def test_a_stalled_holders_writes_are_refused_once_its_lease_is_broken(opener, monkeypatch) -> None:
+    """The fence: the stalled writer has not renewed or checked yet, so only the store can stop it."""
+    open_store, _ = opener
+    a_store, b_store = open_store(), open_store()
+    try:
+        a = StoreLease(a_store, ttl=0.5)
+        a.acquire()
+        monkeypatch.setattr(a, "_stop", threading.Event())
+        a._stop.set()  # its renewals stop, as in a process paused past its ttl
+        a_store.write_batch(nodes=[_doc("a1")])  # while it holds the lease its writes go through
+        b = StoreLease(b_store, ttl=0.5)
+        assert b.acquire().broken.holder == a.holder
+        assert not a.lost  # it does not know yet
+        generation, export = b_store.generation(), b_store.export()
+        with pytest.raises(LeaseLost, match=r"refused: the lease is now held by " + re.escape(b.holder)):
+            a_store.write_batch(nodes=[_doc("a2")])
+        with pytest.raises(LeaseLost):
+            a_store.delete_document("a1")
+        assert b_store.generation() == generation and b_store.export() == export  # nothing of either landed
+        b_store.write_batch(nodes=[_doc("b1")])  # the new holder writes
+        assert {n.id for n in b_store.nodes_by_label(NodeLabel.DOCUMENT)} == {"a1", "b1"}
+        b.release()
+        with pytest.raises(LeaseLost, match="the lease is now free"):
+            a_store.write_batch(nodes=[_doc("a3")])  # released, not its own: still refused
+        a.release()  # letting go lifts its fence: the handle writes unfenced again, as before it took one
+        a_store.write_batch(nodes=[_doc("a4")])
+        assert b_store.get_node("a4") is not None and b_store.get_node("a2") is None
+    finally:
+        a_store.close()
+        b_store.close()
+
+
+def test_no_fenced_write_commits_after_its_lease_changed_hands(opener) -> None:
+    """A writer making a burst of writes while another handle breaks its lease: every write either committed
+    before the break (its generation at most the one read after the break) or was refused. Were the fence's
+    read not serialised with the change of holder, a write that read the old holder could commit after it
+    (measured: with the Bolt backend's lock taken out, this fails every run). The burst is short, so that an
+    optimistic server (ArcadeDB) lets the breaker's retried transaction through once it ends."""
+    open_store, _ = opener
+    a_store, b_store = open_store(), open_store()
+    rng = random.Random(7)
+    try:
+        for turn in range(15):
+            a, b = LeaseRecord(f"a{turn}", 0, 30.0, 0.0), LeaseRecord(f"b{turn}", 0, 30.0, 0.0)
+            assert a_store.swap_lease("write", None, a)
+            a_store.fence("write", a.holder)
+            written: list[str] = []
+
+            def burst() -> None:
+                for i in range(6):
+                    try:
+                        a_store.write_batch(nodes=[_doc(f"a{turn}-{i}")])
+                    except LeaseLost:
+                        return
+                    written.append(f"a{turn}-{i}")
+
+            writer = threading.Thread(target=burst)
+            writer.start()
+            time.sleep(rng.uniform(0.0, 0.04))
+            assert b_store.swap_lease("write", a, b)  # broken while a writes
+            after = b_store.generation()
+            writer.join(timeout=60)
+            assert not writer.is_alive()
+            changes = b_store.changes_since(after)
+            late = [row[0] for rows in changes.nodes.values() for row in rows] if changes is not None else []
+            assert late == [], f"turn {turn}: writes of the old holder committed after the break: {late}"
+            assert all(b_store.get_node(n) is not None for n in written)
+            assert b_store.swap_lease("write", b, None)
+            a_store.unfence("write", a.holder)
     finally:
         a_store.close()
         b_store.close()
