@@ -15,6 +15,11 @@ Prints a Markdown table, or with ``--json``
 ``{"sizes": {"20000": {"rss_mb": ..., "first_query_after_write_ms": ..., "strategies": {"default": {"p50_ms": ...,
 "p95_ms": ..., "first_query_ms": ...}, ...}, "build": {...}, ...}, ...}}``.
 
+``--bolt`` builds and queries the stores on the Neo4j backend instead: a local ArcadeDB server over Bolt started
+under ``<root>/arcadedb`` (or the server of ``NEO4J_URI`` / ``NEO4J_USER`` / ``NEO4J_PASSWORD``), one database
+``synth<size>`` per size, the store folders (vectors) ``<root>/bolt-synth-<size>``; the write before the first
+query after a write rewrites the same document in place (the server's database cannot be copied).
+
 ``--after-write`` measures instead the first query after another process's write, with the per-generation
 indexes read whole (``full``, ``incremental_index=False``) and updated from the store's change feed
 (``incremental``): on a copy of each size's store (``<work>/synth-<size>-after-write``, made once), a fresh
@@ -39,6 +44,8 @@ import resource  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -68,7 +75,7 @@ def worker(home: Path, facts: int, local_walk_facts: int | None, n: int, strateg
     from stratagraph.retrieval import retrieve
     from stratagraph.services import Services
 
-    svc = Services(Settings(home=home, local_walk_facts=local_walk_facts))
+    svc = Services(Settings(home=home, graph=GRAPH, local_walk_facts=local_walk_facts))
     out: dict = {"strategies": {}}
     try:
         ctx = svc.new_retrieval()
@@ -94,16 +101,20 @@ def peak_rss_mb() -> int:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
+#: the graph backend of the stores (``--bolt``: ``neo4j``, the server named by the environment)
+GRAPH = os.environ.get("STRATAGRAPH_SCALE_GRAPH", "sqlite")
+
 REWRITE = r"""
 import sys
 sys.path.insert(0, sys.argv[3])
 import synth
-from stratagraph.graph_store import SQLiteGraphStore
+from stratagraph.config import Settings
+from stratagraph.graph_store import open_graph_store
 facts, d = int(sys.argv[2]), int(sys.argv[4])
 plan = synth.draw(facts, 0)
 chunks = [c for c, doc in enumerate(plan.chunk_doc) if doc == d]
 version, _ = synth.document_version(plan, d, chunks)
-with SQLiteGraphStore(sys.argv[1]) as graph:
+with open_graph_store(Settings(home=sys.argv[1], graph=sys.argv[5])) as graph:
     graph.replace_documents([version])
 """
 
@@ -114,7 +125,7 @@ def after_write_worker(home: Path, facts: int, incremental: bool, doc: int) -> d
     from stratagraph.retrieval import retrieve
     from stratagraph.services import Services
 
-    svc = Services(Settings(home=home, incremental_index=incremental))
+    svc = Services(Settings(home=home, graph=GRAPH, incremental_index=incremental))
     try:
         ctx = svc.new_retrieval()
         qs = questions(facts, 3)
@@ -122,8 +133,7 @@ def after_write_worker(home: Path, facts: int, incremental: bool, doc: int) -> d
         retrieve(ctx, "default", qs[0], k=5)
         first = time.perf_counter() - started
         gen = svc.graph.generation()
-        graph_file = home / "graph.sqlite"
-        subprocess.run([sys.executable, "-c", REWRITE, str(graph_file), str(facts), str(Path(__file__).parent), str(doc)],
+        subprocess.run([sys.executable, "-c", REWRITE, str(home), str(facts), str(Path(__file__).parent), str(doc), GRAPH],
                        check=True, timeout=3600)  # fmt: skip
         assert svc.graph.generation() > gen
         t0 = time.perf_counter()
@@ -142,8 +152,18 @@ def after_write_worker(home: Path, facts: int, incremental: bool, doc: int) -> d
             "bm25_ms": ms(t2 - t1), "rest_ms": ms(t3 - t2), "next_query_ms": ms(t4 - t3)}  # fmt: skip
 
 
+def store_home(root: Path, size: int) -> Path:
+    return root / (f"synth-{size}" if GRAPH == "sqlite" else f"bolt-synth-{size}")
+
+
+def build(size: int, root: Path) -> dict:
+    """The size's store, built once (on a Bolt server: into the database the environment names)."""
+    with bolt_database(size):
+        return synth.build(size, store_home(root, size), graph_backend=GRAPH)
+
+
 def run_after_write(size: int, root: Path, work: Path) -> dict:
-    out: dict = {"build": synth.build(size, root / f"synth-{size}")}
+    out: dict = {"build": build(size, root)}
     for doc, (mode, incremental) in enumerate((("full", False), ("incremental", True))):
         out[mode] = after_write(size, root, work, mode, incremental, doc)
     return out
@@ -156,13 +176,17 @@ def after_write(size: int, root: Path, work: Path, mode: str, incremental: bool,
 
     from stratagraph.graph_store import SQLiteGraphStore
 
-    home = work / f"synth-{size}-after-write"
-    if not home.exists():
-        shutil.copytree(root / f"synth-{size}", home)
-    SQLiteGraphStore(home / "graph.sqlite").close()  # any schema migration happens here, not in a timed query
+    if GRAPH == "sqlite":
+        home = work / f"synth-{size}-after-write"
+        if not home.exists():
+            shutil.copytree(store_home(root, size), home)
+        SQLiteGraphStore(home / "graph.sqlite").close()  # any schema migration happens here, not in a timed query
+    else:  # a server's database: the document is rewritten in place, as it was
+        home = store_home(root, size)
     cmd = [sys.executable, __file__, "--after-write-worker", str(home), "--facts", str(size),
            "--incremental", str(int(incremental)), "--doc", str(doc)]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=3 * 3600)
+    with bolt_database(size):
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=3 * 3600)
     if proc.returncode != 0:
         raise RuntimeError(f"query process failed ({mode}, {size}):\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -182,12 +206,13 @@ def after_write_table(report: dict) -> str:
 
 
 def run_size(size: int, root: Path, n: int, strategies: list[str], work: Path, local: bool) -> dict:
-    out: dict = {"build": synth.build(size, root / f"synth-{size}")}
+    out: dict = {"build": build(size, root)}
     runs = [("whole", None, strategies)] + ([("local", 0, ["default"])] if local else [])
     for path, threshold, asked in runs:
-        cmd = [sys.executable, __file__, "--worker", str(root / f"synth-{size}"), "--facts", str(size),
+        cmd = [sys.executable, __file__, "--worker", str(store_home(root, size)), "--facts", str(size),
                "--threshold", str(threshold), "--queries", str(n), "--strategies", ",".join(asked)]  # fmt: skip
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=3 * 3600)
+        with bolt_database(size):
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=3 * 3600)
         if proc.returncode != 0:
             raise RuntimeError(f"query process failed ({path}, {size}):\n{proc.stderr[-3000:]}")
         out[path] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -196,6 +221,42 @@ def run_size(size: int, root: Path, n: int, strategies: list[str], work: Path, l
     out["after_write"] = after_write(size, root, work, "incremental", True, doc=0)
     out["first_query_after_write_ms"] = out["after_write"]["first_query_after_write_ms"]
     return out
+
+
+@contextmanager
+def bolt_database(size: int) -> Iterator[None]:
+    """With ``--bolt``: ``NEO4J_DATABASE`` names the size's database (created when absent) meanwhile."""
+    if GRAPH == "sqlite":
+        yield
+        return
+    name = f"synth{size}"
+    if _SERVER is not None and not (_SERVER.root / "databases" / "databases" / name).is_dir():
+        _SERVER.create_database(name)
+    before = os.environ.get("NEO4J_DATABASE")
+    os.environ["NEO4J_DATABASE"] = name
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("NEO4J_DATABASE", None)
+        else:
+            os.environ["NEO4J_DATABASE"] = before
+
+
+_SERVER = None  # the local ArcadeDB server of --bolt (None: SQLite, or the server of NEO4J_URI)
+
+
+def start_bolt(root: Path) -> None:
+    """``--bolt``: the Neo4j backend from here on (and in every child process), on ``NEO4J_URI``'s server or a
+    local ArcadeDB one started under ``<root>/arcadedb``."""
+    global GRAPH, _SERVER
+    GRAPH = os.environ["STRATAGRAPH_SCALE_GRAPH"] = "neo4j"
+    if os.environ.get("NEO4J_URI"):
+        return
+    from stratagraph.graph_store.arcadedb import LocalArcadeDB
+
+    _SERVER = LocalArcadeDB(root / "arcadedb").start()
+    os.environ.update(NEO4J_URI=_SERVER.uri, NEO4J_USER=_SERVER.user, NEO4J_PASSWORD=_SERVER.password)
 
 
 def table(report: dict) -> str:
@@ -220,6 +281,7 @@ def main() -> int:
     parser.add_argument("--strategies", default=STRATEGIES)
     parser.add_argument("--local", action="store_true", help="also default with the walk by local push")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--bolt", action="store_true", help="the Neo4j backend, on a local ArcadeDB server (or NEO4J_URI's)")
     parser.add_argument("--after-write", action="store_true", help="only the first query after another process's write, "
                         "with the indexes read whole and updated from the change feed side by side")  # fmt: skip
     parser.add_argument("--work", type=Path, help="where --after-write copies the stores it writes to (default --root)")
@@ -236,7 +298,18 @@ def main() -> int:
     if args.after_write_worker is not None:
         print(json.dumps(after_write_worker(args.after_write_worker, args.facts, bool(args.incremental), args.doc)))
         return 0
-    report = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}", "sizes": {}}
+    if args.bolt:
+        start_bolt(args.root)
+    try:
+        return run(args)
+    finally:
+        if _SERVER is not None:
+            _SERVER.stop()
+
+
+def run(args: argparse.Namespace) -> int:
+    report = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}",
+              "graph": GRAPH, "sizes": {}}  # fmt: skip
     if args.after_write:
         for size in (int(s) for s in args.sizes.split(",")):
             report["sizes"][str(size)] = run_after_write(size, args.root, args.work or args.root)
