@@ -49,6 +49,14 @@ class Settings(BaseSettings):
         description="seconds the Neo4j driver keeps retrying a write transaction on transient errors and lost "
         "connections before the write fails",
     )
+    neo4j_page_size: int | None = Field(
+        default=None,
+        ge=1,
+        description="rows per keyset page when a query process reads a whole label or edge type from Neo4j "
+        "(each page its own read transaction, ordered by id: for servers that limit a transaction's time); unset: "
+        "one streamed read per label and type, which the server answers in one pass (issue 21: on the local "
+        "ArcadeDB server at 200k facts a page cost as much as the whole type, 924 s -> see BENCHMARKS.md)",
+    )
     chroma_url: str | None = None
 
     checkpointer: str | None = Field(

@@ -99,7 +99,6 @@ T = TypeVar("T")
 
 NODE = "Node"  # the label every stratagraph node carries (its id is unique under it)
 META = "StratagraphMeta"
-PAGE_SIZE = 5000  # rows per page of a whole-graph read
 BATCH_ROWS = 5000  # rows per UNWIND statement of a write
 NODE_RESERVED = frozenset({"id", "label", "doc_ids", "props"})
 EDGE_RESERVED = frozenset({"id", "key", "weight", "doc_ids", "props"})
@@ -261,7 +260,7 @@ class Neo4jGraphStore(GraphStore):
         *,
         max_retry_time: float = 30.0,
         connection_timeout: float = 15.0,
-        page_size: int = PAGE_SIZE,
+        page_size: int | None = None,
         batch_rows: int = BATCH_ROWS,
     ) -> None:
         self.uri = uri
@@ -309,6 +308,7 @@ class Neo4jGraphStore(GraphStore):
             settings.neo4j_password,
             settings.neo4j_database,
             max_retry_time=settings.neo4j_max_retry_time,
+            page_size=settings.neo4j_page_size,
         )
 
     def __repr__(self) -> str:
@@ -907,13 +907,20 @@ class Neo4jGraphStore(GraphStore):
         rows = self._read(lambda tx: tx.run(query, doc=doc_id).values())
         return sorted((_node(r) for r in rows), key=lambda n: n.id)
 
-    def _pages(self, query: str, **params: Any) -> list[list[Any]]:
-        """Every row of a keyset-paged query (``$after``, ``$page``; its first column is the key), in pages
-        of ``page_size`` rows, each page its own read transaction."""
+    def _whole(self, match: str, key: str, returns: str) -> list[list[Any]]:
+        """Every row of ``MATCH ... RETURN returns`` (a whole label or edge type; callers sort). Streamed in one
+        read transaction, the server walking the label or type once; or, with ``page_size`` set, in keyset pages
+        of that many rows ordered by ``key`` (the first column), each its own read transaction, for a server that
+        limits a transaction's time. Each page costs an index seek on Neo4j, but on a server that sorts the
+        label's rows per page (ArcadeDB) it costs as much as the whole read (BENCHMARKS.md, issue 21)."""
+        if self.page_size is None:
+            query = f"{match} RETURN {returns}"
+            return self._read(lambda tx: [list(record.values()) for record in tx.run(query)])
+        query = f"{match} WHERE $after IS NULL OR {key} > $after RETURN {returns} ORDER BY {key} LIMIT $page"
         out: list[list[Any]] = []
         after: str | None = None
         while True:
-            page = self._read(lambda tx, a=after: tx.run(query, after=a, page=self.page_size, **params).values())
+            page = self._read(lambda tx, a=after: tx.run(query, after=a, page=self.page_size).values())
             out.extend(page)
             if len(page) < self.page_size:
                 return out
@@ -926,9 +933,7 @@ class Neo4jGraphStore(GraphStore):
         names = list(fields)
         need_props = any(f != "doc_ids" for f in names)
         props_col = "n.props" if need_props else "null"
-        rows = self._pages(
-            f"MATCH (n:{NODE}:{name}) WHERE $after IS NULL OR n.id > $after RETURN n.id, n.doc_ids, {props_col} ORDER BY n.id LIMIT $page"
-        )
+        rows = self._whole(f"MATCH (n:{NODE}:{name})", "n.id", f"n.id, n.doc_ids, {props_col}")
         out = [_tuple(nid, docs, props_json, names) for nid, docs, props_json in rows]
         out.sort(key=lambda r: r[0])
         return out
@@ -937,10 +942,7 @@ class Neo4jGraphStore(GraphStore):
         out = []
         for type_ in sorted({t for t in (_edge_type(x) for x in types) if t is not None}):
             kind = EdgeType(type_)
-            rows = self._pages(
-                f"MATCH (a:{NODE})-[r:{type_}]->(b:{NODE}) WHERE $after IS NULL OR r.id > $after "
-                "RETURN r.id, a.id, b.id, r.key, r.weight ORDER BY r.id LIMIT $page"
-            )
+            rows = self._whole(f"MATCH (a:{NODE})-[r:{type_}]->(b:{NODE})", "r.id", "r.id, a.id, b.id, r.key, r.weight")
             keyed = sorted((src, dst, key or "", float(w)) for _, src, dst, key, w in rows)
             out.extend((EdgeRow(kind, s, d, w), k) for s, d, k, w in keyed)
         return out

@@ -15,6 +15,7 @@ from stratagraph import Settings, StrataGraph
 from stratagraph.graph_store import StoreUnavailable, open_graph_store
 from stratagraph.graph_store.arcadedb import free_port
 from stratagraph.graph_store.neo4j import Neo4jGraphStore
+from stratagraph.schema import Edge, EdgeType, Node, NodeLabel
 from tests.conftest import EXAMPLES, canonical
 from tests.graph_store.bolt import TEST_RETRY_SECONDS, BoltTarget, bolt_target
 
@@ -56,6 +57,28 @@ def test_settings_open_the_neo4j_store(target: BoltTarget, tmp_path: Path) -> No
         store.close()
     with pytest.raises(StoreUnavailable, match="NEO4J_URI"):
         open_graph_store(Settings(home=tmp_path, graph="neo4j", neo4j_uri=None))
+
+
+def test_whole_reads_streamed_and_in_keyset_pages_are_the_same(target: BoltTarget, tmp_path: Path) -> None:
+    """A label or edge type read whole in one streamed read (the default) or in pages of a few rows each."""
+    settings = _settings(target, tmp_path / "home", str(tmp_path))
+    streamed = open_graph_store(settings)
+    paged = open_graph_store(settings.model_copy(update={"neo4j_page_size": 3}))
+    try:
+        assert streamed.page_size is None and paged.page_size == 3
+        docs = [Node(id=f"d{i:02d}", label=NodeLabel.DOCUMENT, doc_ids=[f"d{i:02d}"], props={"title": f"T{i}"}) for i in range(11)]
+        cites = [Edge(type=EdgeType.CITES, src=f"d{i:02d}", dst=f"d{j:02d}", doc_ids=[f"d{i:02d}"], weight=1.0 + j)
+                 for i in range(11) for j in (i + 1, i + 3) if j < 11]  # fmt: skip
+        streamed.write_batch(nodes=docs, edges=cites)
+        nodes = streamed.node_tuples(NodeLabel.DOCUMENT, ["title", "doc_ids"])
+        assert nodes == paged.node_tuples(NodeLabel.DOCUMENT, ["title", "doc_ids"])
+        assert [n[0] for n in nodes] == [d.id for d in docs] and nodes[4][1] == "T4"
+        edges = streamed.keyed_edge_tuples([EdgeType.CITES])
+        assert edges == paged.keyed_edge_tuples([EdgeType.CITES]) and len(edges) == len(cites) == 18
+        assert streamed.edge_tuples([EdgeType.CITES]) == paged.edge_tuples([EdgeType.CITES])
+    finally:
+        streamed.close()
+        paged.close()
 
 
 def test_unreachable_server_wrong_credentials_and_missing_database_are_one_clear_line(
