@@ -171,14 +171,20 @@ def test_a_holder_that_dies_is_broken(opener, where: str) -> None:
             proc.wait()
 
 
+def _stalled_holder(store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> StoreLease:
+    """A holder of the lease whose renewals have stopped, as in a process paused past its ttl."""
+    lease = StoreLease(store, ttl=0.5)
+    lease.acquire()
+    monkeypatch.setattr(lease, "_stop", threading.Event())
+    lease._stop.set()
+    return lease
+
+
 def test_a_holder_that_stalls_loses_the_lease_and_cannot_release_the_new_one(opener, monkeypatch) -> None:
     open_store, _ = opener
     a_store, b_store = open_store(), open_store()
     try:
-        a = StoreLease(a_store, ttl=0.5)
-        a.acquire()
-        monkeypatch.setattr(a, "_stop", threading.Event())
-        a._stop.set()  # its renewals stop, as in a process paused past its ttl
+        a = _stalled_holder(a_store, monkeypatch)
         a.check()
         b = StoreLease(b_store, ttl=0.5)
         assert b.acquire().broken.holder == a.holder
@@ -202,10 +208,7 @@ def test_a_stalled_holders_writes_are_refused_once_its_lease_is_broken(opener, m
     open_store, _ = opener
     a_store, b_store = open_store(), open_store()
     try:
-        a = StoreLease(a_store, ttl=0.5)
-        a.acquire()
-        monkeypatch.setattr(a, "_stop", threading.Event())
-        a._stop.set()  # its renewals stop, as in a process paused past its ttl
+        a = _stalled_holder(a_store, monkeypatch)
         a_store.write_batch(nodes=[_doc("a1")])  # while it holds the lease its writes go through
         b = StoreLease(b_store, ttl=0.5)
         assert b.acquire().broken.holder == a.holder
