@@ -911,8 +911,8 @@ class Neo4jGraphStore(GraphStore):
         """Every row of ``MATCH ... RETURN returns`` (a whole label or edge type; callers sort). Streamed in one
         read transaction, the server walking the label or type once; or, with ``page_size`` set, in keyset pages
         of that many rows ordered by ``key`` (the first column), each its own read transaction, for a server that
-        limits a transaction's time. Each page costs an index seek on Neo4j, but on a server that sorts the
-        label's rows per page (ArcadeDB) it costs as much as the whole read (BENCHMARKS.md, issue 21)."""
+        limits a transaction's time. A page is cheap where the server orders by the id index; on a server that
+        sorts the label's rows per page (ArcadeDB) it costs as much as the whole read (BENCHMARKS.md, issue 21)."""
         if self.page_size is None:
             query = f"{match} RETURN {returns}"
             return self._read(lambda tx: [list(record.values()) for record in tx.run(query)])
