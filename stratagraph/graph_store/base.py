@@ -27,7 +27,7 @@ Conventions every backend keeps:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -317,29 +317,34 @@ class GraphStore(ABC):
         the nodes asked about (and ``limit``), not the store's size."""
 
     # ---------------------------------------------------------------- leases (coordination of writers)
-    def fence(self, lease: str, holder: str | None) -> None:
+    def fence(self, lease: str, holder: str) -> None:
         """From now on every graph write through this handle is made only while the lease ``lease`` is held
-        by ``holder`` (None: unfenced, the default): each write transaction reads the lease first, serialised
-        with :meth:`swap_lease`'s changes of holder, and raises :class:`LeaseLost` (writing nothing) when
-        another holder has it. A writer that stalled past its ttl while another machine broke its lease and
+        by ``holder``: each write transaction reads the lease first, serialised with :meth:`swap_lease`'s
+        changes of holder, and raises :class:`LeaseLost` (writing nothing) when another holder has it
+        (:meth:`_check_fence`). A writer that stalled past its ttl while another machine broke its lease and
         wrote cannot then write over it, even before its own renewal notices (the fencing token of a lock
         service; the holder id, new at every take, is the token). Lease records themselves are not fenced."""
-        self._fence = None if holder is None else (lease, holder)
+        self._fence = (lease, holder)
 
     def unfence(self, lease: str, holder: str) -> None:
         """Lift the fence :meth:`fence` set for ``holder`` (nothing when the handle is fenced to another)."""
         if self._fence == (lease, holder):
             self._fence = None
 
-    @staticmethod
-    def _fenced_out(fence: tuple[str, str], holder: str | None) -> LeaseLost:
-        """The error of a write refused by ``fence`` (its lease now held by ``holder``, or by nobody)."""
-        name, mine = fence
-        return LeaseLost(
-            f"graph store: a write under the {name} lease of {mine} was refused: the lease is now "
-            f"{'held by ' + holder if holder else 'free'} (this writer stalled past its ttl and another took it "
-            "over); nothing was written: run the ingest again"
-        )
+    def _check_fence(self, holder_of: Callable[[str], str | None]) -> None:
+        """Inside a graph write transaction, where no lease changes hands until it commits: refuse the write
+        (:class:`LeaseLost`) when this handle is fenced to a lease whose holder, as ``holder_of(name)`` reads
+        it in that transaction, is another writer or nobody."""
+        if self._fence is None:
+            return
+        name, mine = self._fence
+        holder = holder_of(name)
+        if holder != mine:
+            raise LeaseLost(
+                f"graph store: a write under the {name} lease of {mine} was refused: the lease is now "
+                f"{'held by ' + holder if holder else 'free'} (this writer stalled past its ttl and another took "
+                "it over); nothing was written: run the ingest again"
+            )
 
     @abstractmethod
     def read_lease(self, name: str) -> LeaseRecord | None:

@@ -127,6 +127,12 @@ _LEASE_SET = f"MATCH (l:{META} {{key: $key}}) SET l.holder = $holder, l.beat = $
 _LEASE_TURN = f"MATCH (m:{META} {{key: 'generation'}}) SET m.turns = coalesce(m.turns, 0) + 1"
 
 
+def _lease_holder(tx: ManagedTransaction, name: str) -> str | None:
+    """Who holds the lease ``name``, read in ``tx``."""
+    rows = tx.run(_LEASE_READ, key=f"lease:{name}").values()
+    return None if not rows or rows[0][0] is None else str(rows[0][0])
+
+
 def _label(label: NodeLabel | str) -> str | None:
     """The label as a Cypher identifier, only for the schema's labels (None for anything else)."""
     try:
@@ -365,12 +371,7 @@ class Neo4jGraphStore(GraphStore):
 
         def unit(tx: ManagedTransaction) -> T:
             self._tx.gen = int(tx.run(_BUMP).single()[0])
-            fence = self._fence
-            if fence is not None:  # read under the counter's lock, which a lease changing hands takes too
-                rows = tx.run(_LEASE_READ, key=f"lease:{fence[0]}").values()
-                current = rows[0][0] if rows else None
-                if current != fence[1]:
-                    raise self._fenced_out(fence, None if current is None else str(current))
+            self._check_fence(lambda name: _lease_holder(tx, name))  # under the counter's lock, as a change of holder
             self._tx.tombs = False
             out = work(tx)
             if self._tx.tombs:
@@ -915,7 +916,7 @@ class Neo4jGraphStore(GraphStore):
         sorts the label's rows per page (ArcadeDB) it costs as much as the whole read (BENCHMARKS.md, issue 21)."""
         if self.page_size is None:
             query = f"{match} RETURN {returns}"
-            return self._read(lambda tx: [list(record.values()) for record in tx.run(query)])
+            return self._read(lambda tx: tx.run(query).values())
         query = f"{match} WHERE $after IS NULL OR {key} > $after RETURN {returns} ORDER BY {key} LIMIT $page"
         out: list[list[Any]] = []
         after: str | None = None

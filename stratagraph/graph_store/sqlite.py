@@ -133,6 +133,12 @@ _WRITE_LOCKS: dict[str, threading.Lock] = {}
 _WRITE_LOCKS_GUARD = threading.Lock()
 
 
+def _lease_holder(conn: sqlite3.Connection, name: str) -> str | None:
+    """Who holds the lease ``name``, read on ``conn`` (in its transaction)."""
+    row = conn.execute("SELECT holder FROM leases WHERE name = ?", (name,)).fetchone()
+    return row[0] if row else None
+
+
 def _write_lock_for(path: Path) -> threading.Lock:
     key = str(path.resolve())
     with _WRITE_LOCKS_GUARD:
@@ -338,7 +344,7 @@ class SQLiteGraphStore(GraphStore):
                 raise StoreUnavailable(f"graph store {self.path} is not writable: {exc}") from exc
             try:
                 if bump:
-                    self._check_fence(conn)
+                    self._check_fence(lambda name: _lease_holder(conn, name))
                     (current,) = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
                     self._local.gen = int(current) + 1
                 yield conn
@@ -350,16 +356,6 @@ class SQLiteGraphStore(GraphStore):
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-
-    def _check_fence(self, conn: sqlite3.Connection) -> None:
-        """Inside a graph write (BEGIN IMMEDIATE: no lease changes hands until it commits), refuse it when this
-        handle is fenced to a lease another holder has now (:meth:`GraphStore.fence`)."""
-        fence = self._fence
-        if fence is None:
-            return
-        row = conn.execute("SELECT holder FROM leases WHERE name = ?", (fence[0],)).fetchone()
-        if row is None or row[0] != fence[1]:
-            raise self._fenced_out(fence, row[0] if row else None)
 
     def _prune_tombstones(self, conn: sqlite3.Connection) -> None:
         """Keep about :data:`TOMBSTONE_ROWS` tombstones: past that, drop the oldest generations' down to half of
