@@ -230,7 +230,7 @@ def bolt_database(size: int) -> Iterator[None]:
         yield
         return
     name = f"synth{size}"
-    if _SERVER is not None and not (_SERVER.root / "databases" / "databases" / name).is_dir():
+    if _SERVER is not None and not _SERVER.has_database(name):
         _SERVER.create_database(name)
     before = os.environ.get("NEO4J_DATABASE")
     os.environ["NEO4J_DATABASE"] = name

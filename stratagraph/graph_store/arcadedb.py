@@ -167,6 +167,10 @@ class LocalArcadeDB:
             detail = exc.read().decode("utf-8", "replace")[:500]
             raise ArcadeDBError(f"ArcadeDB refused {command!r}: HTTP {exc.code} {detail}") from exc
 
+    def has_database(self, name: str) -> bool:
+        """Whether the server's root holds a database ``name`` (created here before, perhaps by an earlier run)."""
+        return (self.root / "databases" / "databases" / name).is_dir()
+
     def create_database(self, name: str) -> None:
         self._server_command(f"create database {name}")
 

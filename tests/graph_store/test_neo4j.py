@@ -44,6 +44,8 @@ def _settings(target: BoltTarget, home: Path, key: str) -> Settings:
 
 def test_settings_open_the_neo4j_store(target: BoltTarget, tmp_path: Path) -> None:
     settings = _settings(target, tmp_path / "home", str(tmp_path))
+    if target.arcadedb is not None:  # the local server knows the databases it holds
+        assert target.arcadedb.has_database(settings.neo4j_database) and not target.arcadedb.has_database("absent")
     store = open_graph_store(settings)
     try:
         assert isinstance(store, Neo4jGraphStore)
